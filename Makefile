@@ -1,0 +1,37 @@
+# buffersweep: `make demo` runs the main job on embedded defaults, `make test` runs every test.
+# Both create .venv (Python 3.11) and install the project, with its Rust extension, when needed.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
+
+.PHONY: install demo test test-rust test-py bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Re-installs when the Rust sources or the dependency pins change (pip rebuilds the extension).
+$(STAMP): $(BIN)/python pyproject.toml $(RUST_SRC)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/python -m sim.demo
+
+test: test-rust test-py
+
+test-rust:
+	cd sim && cargo test --release --quiet
+
+test-py: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m sim.bench
+
+clean:
+	rm -rf $(VENV) sim/target sim/_core*.so
