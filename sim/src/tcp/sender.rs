@@ -290,3 +290,112 @@ impl TcpSender {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, Stream};
+    use crate::tcp::receiver::TcpReceiver;
+    use std::collections::{HashSet, VecDeque};
+
+    fn params() -> TcpParams {
+        TcpParams {
+            init_cwnd: 10.0,
+            init_ssthresh: 100.0,
+            wmax: 100.0,
+            min_rto_s: 0.2,
+            max_rto_s: 60.0,
+            init_rto_s: 3.0,
+            tick_s: 0.0,
+            limited_transmit: true,
+            max_burst: 0,
+        }
+    }
+
+    /// A lossless-except-`drops` path with a 100 ms RTT and 1 ms between packets; returns the
+    /// retransmitted sequences (in order) and the number of timeouts until `until` is acked.
+    fn recover(variant: &str, drops: &[i64], until: i64) -> (Vec<i64>, u64) {
+        const RTT: Time = 100_000_000_000;
+        const GAP: Time = 1_000_000_000;
+        let mut s = TcpSender::new(variant, params(), stream(1, Stream::Sender, 0));
+        let mut r = TcpReceiver::new(false, 0);
+        let mut dropped: HashSet<i64> = HashSet::new();
+        let mut wire: VecDeque<(Time, i64)> = VecDeque::new(); // (arrival at receiver, seq)
+        let mut acks: VecDeque<(Time, i64)> = VecDeque::new();
+        let mut sent: HashSet<i64> = HashSet::new();
+        let mut retx = Vec::new();
+        let mut out = Vec::new();
+        let mut now: Time = 0;
+        let mut last_tx: Time = 0;
+        s.start(now, &mut out);
+        for _ in 0..100_000 {
+            for seq in out.drain(..) {
+                if !sent.insert(seq) {
+                    retx.push(seq);
+                }
+                last_tx = last_tx.max(now) + GAP;
+                if drops.contains(&seq) && dropped.insert(seq) {
+                    continue; // first transmission lost
+                }
+                wire.push_back((last_tx + RTT / 2, seq));
+            }
+            if s.st.highest_ack >= until {
+                return (retx, s.stats.timeouts);
+            }
+            let next_data = wire.front().map(|w| w.0);
+            let next_ack = acks.front().map(|a| a.0);
+            let next_rto = s.rto_deadline;
+            let t = [next_data, next_ack, next_rto].into_iter().flatten().min().expect("stalled");
+            now = t;
+            if next_data == Some(t) {
+                let (_, seq) = wire.pop_front().unwrap();
+                if let (Some(a), _) = r.on_data(now, seq) {
+                    acks.push_back((now + RTT / 2, a));
+                }
+            } else if next_ack == Some(t) {
+                let (_, a) = acks.pop_front().unwrap();
+                s.on_ack(now, a, &mut out);
+            } else {
+                s.on_rto_timer(now, &mut out);
+            }
+        }
+        panic!("no progress");
+    }
+
+    #[test]
+    fn newreno_repairs_several_losses_in_one_window_without_timeout() {
+        let (retx, timeouts) = recover("newreno", &[2, 5, 7], 40);
+        assert_eq!(retx, vec![2, 5, 7], "only the holes are retransmitted");
+        assert_eq!(timeouts, 0);
+    }
+
+    #[test]
+    fn reno_needs_a_timeout_for_the_second_loss_of_a_window() {
+        let (retx, timeouts) = recover("reno", &[2, 5, 7], 40);
+        assert_eq!(timeouts, 1);
+        assert_eq!(retx[0], 2, "the first loss is fast-retransmitted");
+        assert!(retx.contains(&5) && retx.contains(&7));
+    }
+
+    #[test]
+    fn single_loss_is_one_fast_retransmit_for_both() {
+        for v in ["reno", "newreno"] {
+            let (retx, timeouts) = recover(v, &[4], 40);
+            assert_eq!(retx, vec![4], "{v}");
+            assert_eq!(timeouts, 0, "{v}");
+        }
+    }
+
+    #[test]
+    fn rto_follows_rfc6298_with_backoff() {
+        let mut s = TcpSender::new("reno", params(), stream(1, Stream::Sender, 0));
+        assert_eq!(s.rto_s(), 3.0); // initial RTO
+        s.rtt_sample(0.1);
+        assert!((s.rto_s() - 0.3).abs() < 1e-12); // srtt 0.1 + 4 x 0.05
+        s.rtt_sample(0.1);
+        // rttvar = 0.75 x 0.05 = 0.0375 -> 0.1 + 0.15 = 0.25
+        assert!((s.rto_s() - 0.25).abs() < 1e-12);
+        s.backoff = 4;
+        assert!((s.rto_s() - 1.0).abs() < 1e-12);
+    }
+}
