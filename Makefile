@@ -28,7 +28,7 @@ test-rust:
 	cd sim && cargo test --release --quiet
 
 test-py: install
-	$(BIN)/python -m pytest -q
+	tests/run
 
 bench: install
 	$(BIN)/python -m sim.bench

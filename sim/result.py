@@ -141,6 +141,13 @@ class SimResult:
         return self.summary.to_pylist()[0]
 
 
+def config_row(cfg: SimConfig) -> dict[str, Any]:
+    """The config part of a summary row (engine version and every field, Arrow-ready)."""
+    row: dict[str, Any] = {"engine_version": _core.ENGINE_VERSION, **cfg.to_dict()}
+    row["buffer_schedule"] = [{"time_s": t, "buffer_pkts": b} for t, b in cfg.buffer_schedule]
+    return row
+
+
 def _columns(cols: dict[str, list], schema: pa.Schema) -> pa.Table:
     return pa.table({f.name: pa.array(cols[f.name], type=f.type) for f in schema}, schema=schema)
 
@@ -156,8 +163,7 @@ def run(config: SimConfig | None = None, /, **fields: Any) -> SimResult:
     cfg = config if config is not None else SimConfig.from_fields(**fields)
     cfg.validate()
     out = _core.run(cfg.to_dict())
-    row: dict[str, Any] = {"engine_version": _core.ENGINE_VERSION, **cfg.to_dict(), **out["summary"]}
-    row["buffer_schedule"] = [{"time_s": t, "buffer_pkts": b} for t, b in cfg.buffer_schedule]
+    row = {**config_row(cfg), **out["summary"]}
     summary = pa.Table.from_pylist([row], schema=SUMMARY_SCHEMA)
     trace = None
     if cfg.trace_max_events > 0:

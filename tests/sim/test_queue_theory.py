@@ -6,7 +6,7 @@ import math
 import pytest
 
 import sim
-from tests.sim.queueing import md1k_loss
+from analysis.rules import md1b_loss
 
 CORE_MBPS = 1000.0
 PKT_BYTES = 1000
@@ -15,15 +15,15 @@ PKTS_PER_S = CORE_MBPS * 1e6 / (PKT_BYTES * 8)
 
 def test_reference_formula_matches_mm1_limit_shape():
     # Sanity of the reference itself: loss grows with load and falls with buffer.
-    assert md1k_loss(0.8, 6) > md1k_loss(0.5, 6) > 0
-    assert md1k_loss(0.8, 6) > md1k_loss(0.8, 11)
-    assert md1k_loss(0.95, 11) == pytest.approx(0.02617, rel=1e-3)
+    assert md1b_loss(0.8, 5) > md1b_loss(0.5, 5) > 0
+    assert md1b_loss(0.8, 5) > md1b_loss(0.8, 10)
+    assert md1b_loss(0.95, 10) == pytest.approx(0.02617, rel=1e-3)
 
 
 @pytest.mark.parametrize("rho", [0.5, 0.8, 0.95])
 @pytest.mark.parametrize("buffer_pkts", [5, 10, 20])
 def test_poisson_loss_matches_md1k(rho, buffer_pkts):
-    expected = md1k_loss(rho, buffer_pkts + 1)
+    expected = md1b_loss(rho, buffer_pkts)
     # Enough packets for ~4000 expected drops (1.6% relative std), capped for runtime.
     pkts = min(max(4000 / expected, 2e6), 6e7) if expected > 1e-9 else 2e7
     duration = pkts / (rho * PKTS_PER_S)

@@ -1,0 +1,32 @@
+"""`python -m sweeps [-m] [overrides]`: one simulation per job (a Hydra multirun with -m)."""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (registers the plugins' configs)
+import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
+from sweeps.precheck import precheck
+from sweeps.schema import register
+
+register()
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    """Single run (no -m): the composed config is one job, run in this process."""
+    from sweeps.launch import OneJob, run_sweep
+
+    job = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(job, dict)
+    job.pop("hydra", None)
+    run_sweep(OneJob(job, list(HydraConfig.get().overrides.task)), cfg, inline=True)
+
+
+if __name__ == "__main__":
+    precheck(sys.argv[1:])
+    main()

@@ -1,0 +1,16 @@
+"""Bad input ends the command with one line naming the key and what is allowed, exit code 2,
+before any job starts and before anything is written."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+
+class UsageError(ValueError):
+    pass
+
+
+def exit_usage(message: str) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)

@@ -1,0 +1,134 @@
+"""The experiment grid, expanded lazily.
+
+Hydra composes the config once per combination of config-group choices (e.g. once per `tcp`
+variant); each job's scalar overrides are then applied to that resolved base, typed by
+`sweeps.schema`. A 100,000-point grid is a few hundred bytes until it is iterated.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+
+from sweeps.errors import UsageError
+from sweeps.schema import convert
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Axis:
+    def __init__(self, key: str, values: list[Any], is_group: bool, prefix: str = "") -> None:
+        self.key, self.values, self.is_group, self.prefix = key, values, is_group, prefix
+
+    def override(self, i: int) -> str:
+        return f"{self.prefix}{self.key}={_fmt(self.values[i])}"
+
+
+class Grid(Sequence[list[str]]):
+    """The cartesian product of the axes; item i is job i's override list."""
+
+    def __init__(self, axes: list[Axis], loader: Any, master: DictConfig) -> None:
+        self.axes = axes
+        self._loader = loader
+        self._master = master
+        self._bases: dict[tuple[int, ...], dict[str, Any]] = {}
+        self._fixed = [a.override(0) for a in axes if len(a.values) == 1]
+        self._group_axes = [k for k, a in enumerate(axes) if a.is_group and len(a.values) > 1]
+        self._scalar_axes = [k for k, a in enumerate(axes) if not a.is_group and len(a.values) > 1]
+
+    def __len__(self) -> int:
+        return math.prod(len(a.values) for a in self.axes)
+
+    def _digits(self, i: int) -> list[int]:
+        digits = []
+        for a in reversed(self.axes):
+            i, d = divmod(i, len(a.values))
+            digits.append(d)
+        return digits[::-1]
+
+    def __getitem__(self, i: int) -> list[str]:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return [a.override(d) for a, d in zip(self.axes, self._digits(i))]
+
+    def swept(self) -> dict[str, list[Any]]:
+        """The multi-valued axes (what varies across jobs)."""
+        return {a.key: a.values for a in self.axes if len(a.values) > 1}
+
+    def _base(self, choice: tuple[int, ...]) -> dict[str, Any]:
+        base = self._bases.get(choice)
+        if base is None:
+            overrides = self._fixed + [self.axes[k].override(d) for k, d in zip(self._group_axes, choice)]
+            try:
+                cfg = self._loader.load_sweep_config(self._master, overrides)
+            except HydraException as e:
+                raise UsageError(str(e).splitlines()[0]) from None
+            container = OmegaConf.to_container(cfg, resolve=True)
+            assert isinstance(container, dict)
+            container.pop("hydra", None)
+            base = self._bases[choice] = container
+        return base
+
+    def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+        """Yields (index, overrides, resolved job config as a plain dict), in grid order."""
+        ranges = [range(len(a.values)) for a in self.axes]
+        for i, digits in enumerate(itertools.product(*ranges)):
+            base = self._base(tuple(digits[k] for k in self._group_axes))
+            job = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+            for k in self._scalar_axes:
+                a = self.axes[k]
+                *parents, leaf = a.key.split(".")
+                node = job
+                for p in parents:
+                    node = node[p]
+                node[leaf] = a.values[digits[k]]
+            yield i, [a.override(d) for a, d in zip(self.axes, digits)], job
+
+
+def build_grid(arguments: list[str], loader: Any, master: DictConfig) -> Grid:
+    """Parses sweeper params + command-line overrides (the later wins per key) into a Grid.
+    Raises UsageError naming the key for unknown keys, bad values and empty axes."""
+    groups = {g for g in loader.list_groups("") if g != "hydra"}
+    parser = OverridesParser.create(config_loader=loader)
+    try:
+        parsed: list[Override] = parser.parse_overrides(arguments)
+    except HydraException as e:
+        raise UsageError(str(e).splitlines()[0]) from None
+    by_key: dict[str, Axis] = {}
+    for o in parsed:
+        key = o.key_or_group
+        if key.startswith("hydra.") or key == "hydra":
+            continue  # Hydra's own settings, already applied to the master config
+        if o.is_sweep_override():
+            if not o.is_discrete_sweep():
+                raise UsageError(f"{key}: only lists, choice() and range() sweeps are supported")
+            values = list(o.sweep_iterator())
+        else:
+            values = [o.value()]
+        is_group = key in groups
+        if is_group:
+            options = loader.get_group_options(key)
+            for v in values:
+                if v not in options:
+                    raise UsageError(f"{key}: unknown option {v!r}; allowed: {', '.join(sorted(options))}")
+        else:
+            values = [convert(key, v) for v in values]
+        if not values:
+            raise UsageError(f"empty grid: {key} has no values")
+        # Optional groups (experiment) need '+' when not in the defaults list.
+        prefix = "+" if (o.is_add() or (is_group and key == "experiment")) else ""
+        by_key[key] = Axis(key, values, is_group, prefix)
+    return Grid(list(by_key.values()), loader, master)

@@ -1,0 +1,375 @@
+"""The sweep driver: validates every job, skips what is stored, streams the rest through Ray in
+bounded, adaptively sized batches, retries batches whose worker or node died, writes results
+to Parquet as they arrive, logs them to MLflow, and shows progress.
+
+Workers only simulate (`sweeps.worker`); this process is the single writer of results and
+tracking, so a cluster needs no shared filesystem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+import pyarrow as pa
+from omegaconf import DictConfig, OmegaConf
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+    TimeRemainingColumn
+
+from sim.result import config_row
+from sweeps.errors import UsageError, exit_usage
+from sweeps.schema import RunSpec, build_spec
+from sweeps.store import FLOWS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
+from sweeps.worker import Job, JobResult, run_batch
+
+FLUSH_EVERY_S = 2.0
+FLUSH_EVERY_JOBS = 2000
+TARGET_TASK_S = 0.5  # adaptive batching aims at tasks of about this length
+
+
+class JobSource(Protocol):
+    def __len__(self) -> int: ...
+    def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]: ...
+    def swept(self) -> dict[str, list[Any]]: ...
+
+
+class OneJob:
+    """A single run (`python -m sweeps` without -m): the composed config is the job."""
+
+    def __init__(self, job: dict[str, Any], overrides: list[str]) -> None:
+        self._job, self._overrides = job, overrides
+
+    def __len__(self) -> int:
+        return 1
+
+    def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+        yield 0, self._overrides, self._job
+
+    def swept(self) -> dict[str, list[Any]]:
+        return {}
+
+
+OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir")
+"""Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity."""
+
+
+def sweep_id_of(name: str | None, grid: JobSource) -> str:
+    """Same grid (same experiment, same axes and values) = same sweep: a rerun resumes it."""
+    axes = getattr(grid, "axes", None)
+    if axes is not None:
+        desc = [[a.key, [str(v) for v in a.values]] for a in axes if not a.key.startswith(OPERATIONAL)]
+    else:
+        desc = sorted(o for o in next(iter(grid.jobs()))[1] if not o.lstrip("+").startswith(OPERATIONAL))
+    payload = json.dumps({"name": name, "axes": desc}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def _settings(config: DictConfig) -> dict[str, Any]:
+    from hydra.core.hydra_config import HydraConfig
+
+    top = OmegaConf.to_container(config, resolve=True)
+    assert isinstance(top, dict)
+    top.pop("hydra", None)
+    top["job_name"] = HydraConfig.get().job.name if HydraConfig.initialized() else "sweeps"
+    return top
+
+
+def _validate(grid: JobSource) -> list[str]:
+    """Builds every job's spec once (no side effects); returns run_ids in grid order."""
+    run_ids = []
+    for i, overrides, job in grid.jobs():
+        try:
+            run_ids.append(build_spec(job).run_id)
+        except (ValueError, UsageError) as e:
+            where = f" (job {i}: {' '.join(overrides)})" if overrides else ""
+            exit_usage(f"{e}{where}")
+    return run_ids
+
+
+class Counts:
+    def __init__(self, total: int) -> None:
+        self.total, self.ok, self.failed, self.cached, self.retried = total, 0, 0, 0, 0
+        self.running = 0
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("ok {task.fields[ok]}  failed {task.fields[failed]}  cached {task.fields[cached]}  "
+                   "running {task.fields[running]}"),
+        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False,
+    )
+
+
+class ResultBuffer:
+    """Finished runs waiting for the next flush."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.ts: list[pa.Table] = []
+        self.flows: list[pa.Table] = []
+        self.ts_cols: list[dict[str, list]] = []
+        self.since = time.monotonic()
+
+    def add(self, res: JobResult, spec: RunSpec, overrides: list[str], attempt: int, sweep_id: str) -> None:
+        exec_id = uuid.uuid4().hex[:16]
+        row: dict[str, Any] = {**config_row(spec.sim), **(res.summary or {})}
+        row.update(
+            run_id=res.run_id, exec_id=exec_id, status=res.status, error=res.error, traceback=res.traceback,
+            attempt=attempt, node_id=res.node_id,
+            started_at=datetime.fromtimestamp(res.started_at, tz=timezone.utc), job_wall_s=res.job_wall_s,
+            job_index=res.index, overrides=" ".join(overrides), sweep_id=sweep_id, **spec.params)
+        self.rows.append(row)
+        ts_cols: dict[str, list] = {}
+        if res.timeseries is not None:
+            self.ts.append(_keyed(res.timeseries, res.run_id, exec_id))
+            ts_cols = res.timeseries.to_pydict()
+        if res.flows is not None:
+            self.flows.append(_keyed(res.flows, res.run_id, exec_id))
+        self.ts_cols.append(ts_cols)
+
+    def due(self) -> bool:
+        return bool(self.rows) and (len(self.rows) >= FLUSH_EVERY_JOBS
+                                    or time.monotonic() - self.since >= FLUSH_EVERY_S)
+
+    def flush(self, store: Store, sweep_id: str, tracker: Any) -> None:
+        if not self.rows:
+            return
+        runs = pa.Table.from_pylist(self.rows, schema=RUNS_SCHEMA)
+        ts = pa.concat_tables(self.ts) if self.ts else TIMESERIES_TABLE_SCHEMA.empty_table()
+        flows = pa.concat_tables(self.flows) if self.flows else FLOWS_TABLE_SCHEMA.empty_table()
+        store.flush(sweep_id, runs, ts, flows)
+        if tracker is not None:
+            for row, cols in zip(self.rows, self.ts_cols):
+                tracker.submit(row, cols)
+        self.__init__()  # type: ignore[misc]
+
+
+def _keyed(t: pa.Table, run_id: str, exec_id: str) -> pa.Table:
+    n = len(t)
+    return t.add_column(0, "exec_id", pa.array([exec_id] * n, pa.string())).add_column(
+        0, "run_id", pa.array([run_id] * n, pa.string()))
+
+
+def _ray_init(ray_cfg: dict[str, Any]) -> bool:
+    """Starts an embedded local Ray, or attaches to `ray.address`. Returns True if we started it."""
+    import ray
+
+    from sweeps.raycfg import init_kwargs
+
+    if ray.is_initialized():
+        return False
+    ray.init(**init_kwargs(ray_cfg))
+    return True
+
+
+def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list:
+    s = _settings(config)
+    console = Console(stderr=True)
+    n = len(grid)
+    if n == 0:
+        exit_usage("empty grid: a sweep axis has no values")
+    run_ids = _validate(grid)
+    store = Store(s["results_dir"])
+    try:
+        store.check_writable()
+    except OSError as e:
+        exit_usage(f"results_dir: cannot write to {s['results_dir']!r} ({e.strerror or e}); give a writable directory")
+
+    name = s.get("name") or s["job_name"]
+    sweep_id = sweep_id_of(name, grid)
+    store.recover()
+    stored = store.dedupe()
+    force = bool(s.get("force"))
+    seen: set[str] = set()
+    todo: set[int] = set()
+    counts = Counts(n)
+    for i, rid in enumerate(run_ids):
+        if (stored.get(rid) == "ok" and not force) or rid in seen:
+            counts.cached += 1
+        else:
+            todo.add(i)
+        seen.add(rid)
+
+    tracker = None
+    if s["mlflow"]["enabled"]:
+        from sweeps.tracking import Tracker, tracking_uri
+
+        tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id)
+        _backfill(store, sweep_id, tracker)
+
+    buffer = ResultBuffer()
+    debug = s.get("debug") or {}
+
+    def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]]]:
+        for i, overrides, job in grid.jobs():
+            if i in todo:
+                spec = build_spec(job)
+                yield Job(i, spec.run_id, spec.sim.to_dict(), spec.fault("fail_when", debug),
+                          spec.fault("crash_when", debug)), spec, overrides
+
+    console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run"
+                  f" -> {store.root}")
+    started_ray = False
+    interrupted = False
+    with _progress(console) as progress:
+        task = progress.add_task(name, total=n, completed=counts.cached, ok=0, failed=0, cached=counts.cached,
+                                 running=0)
+
+        def update() -> None:
+            progress.update(task, completed=counts.cached + counts.ok + counts.failed, ok=counts.ok,
+                            failed=counts.failed, cached=counts.cached, running=counts.running)
+
+        def collect(results: list[JobResult], meta: dict[int, tuple[RunSpec, list[str]]], attempt: int) -> None:
+            for res in results:
+                spec, overrides = meta[res.index]
+                buffer.add(res, spec, overrides, attempt, sweep_id)
+                if res.status == "ok":
+                    counts.ok += 1
+                else:
+                    counts.failed += 1
+            if buffer.due():
+                buffer.flush(store, sweep_id, tracker)
+            update()
+
+        try:
+            if todo and inline:
+                for job, spec, overrides in pending_jobs():
+                    collect(run_batch([job], 0), {job.index: (spec, overrides)}, 0)
+            elif todo:
+                started_ray = _ray_init(s["ray"])
+                _drive(pending_jobs(), s["ray"], counts, collect, update)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            buffer.flush(store, sweep_id, tracker)
+            if started_ray:
+                import ray
+
+                ray.shutdown()
+    if not interrupted:
+        store.dedupe()
+        store.rewrite(sweep_id)
+    if tracker is not None:
+        waiting = tracker.pending()
+        if waiting:
+            console.print(f"logging {waiting} runs to MLflow...")
+        tracker.close(failed=counts.failed > 0 or interrupted)
+        for err in tracker.errors[:3]:
+            console.print(f"[yellow]mlflow: {err}")
+    _summary(console, store, sweep_id, counts, interrupted, set(grid.swept()))
+    if interrupted:
+        raise SystemExit(130)
+    if counts.failed:
+        raise SystemExit(1)
+    return []
+
+
+def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, Any], counts: Counts,
+           collect: Any, update: Any) -> None:
+    """Keeps at most `max_in_flight` tasks submitted; sizes batches from measured job times;
+    resubmits a batch whose worker or node died (up to `max_retries`)."""
+    import ray
+    from ray.exceptions import RayError, RayTaskError
+
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_batch)
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    max_in_flight = ray_cfg.get("max_in_flight") or 4 * cpus
+    fixed_batch = ray_cfg.get("batch_size") or 0
+    batch_size = fixed_batch or 1
+    max_retries = ray_cfg.get("max_retries", 3)
+    retry: deque[tuple[list[Job], dict[int, tuple[RunSpec, list[str]]], int]] = deque()
+    pending: dict[Any, tuple[list[Job], dict[int, tuple[RunSpec, list[str]]], int]] = {}
+    exhausted = False
+    job_s: deque[float] = deque(maxlen=200)
+
+    def submit(batch: list[Job], meta: dict[int, tuple[RunSpec, list[str]]], attempt: int) -> None:
+        pending[remote.remote(batch, attempt)] = (batch, meta, attempt)
+        counts.running += len(batch)
+
+    while True:
+        while len(pending) < max_in_flight:
+            if retry:
+                submit(*retry.popleft())
+                continue
+            if exhausted:
+                break
+            batch, meta = [], {}
+            for job, spec, overrides in jobs:
+                batch.append(job)
+                meta[job.index] = (spec, overrides)
+                if len(batch) >= batch_size:
+                    break
+            else:
+                exhausted = True
+            if not batch:
+                break
+            submit(batch, meta, 0)
+        update()
+        if not pending:
+            return
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+        for ref in ready:
+            batch, meta, attempt = pending.pop(ref)
+            counts.running -= len(batch)
+            try:
+                results = ray.get(ref)
+            except RayTaskError as e:  # the batch function itself failed: record every job
+                results = _failed(batch, f"{type(e).__name__}: {e}")
+            except RayError as e:  # the worker process or its node died: resubmit
+                if attempt < max_retries:
+                    counts.retried += len(batch)
+                    retry.append((batch, meta, attempt + 1))
+                    continue
+                results = _failed(batch, f"worker died {attempt + 1} times: {type(e).__name__}")
+            collect(results, meta, attempt)
+            job_s.extend(r.job_wall_s for r in results)
+            if not fixed_batch and job_s:
+                mean = sum(job_s) / len(job_s)
+                batch_size = int(min(256, max(1, TARGET_TASK_S / max(mean, 1e-4))))
+
+
+def _failed(batch: list[Job], error: str) -> list[JobResult]:
+    now = time.time()
+    return [JobResult(j.index, j.run_id, "failed", error, None, "unknown", now, 0.0, None, None, None)
+            for j in batch]
+
+
+def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
+    """Logs stored runs of this sweep that MLflow does not have (a driver killed between its
+    Parquet flush and its MLflow logging)."""
+    runs = store.read("runs", sweep_id)
+    missing = [r for r in runs.to_pylist()
+               if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")]
+    if not missing:
+        return
+    ts = store.read("timeseries", sweep_id, {r["exec_id"] for r in missing})
+    by_exec: dict[str, dict[str, list]] = {}
+    for rec in ts.to_pylist():
+        cols = by_exec.setdefault(rec["exec_id"], {})
+        for k, v in rec.items():
+            cols.setdefault(k, []).append(v)
+    for r in missing:
+        r["sweep_id"] = sweep_id
+        tracker.submit(r, by_exec.get(r["exec_id"], {}))
+
+
+def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, interrupted: bool,
+             swept: set[str]) -> None:
+    state = "interrupted" if interrupted else ("finished with failures" if counts.failed else "finished")
+    console.print(f"sweep {sweep_id} {state}: {counts.ok} ok, {counts.failed} failed, {counts.cached} cached"
+                  + (f", {counts.retried} jobs resubmitted after a worker died" if counts.retried else ""))
+    if counts.failed:
+        runs = store.read("runs", sweep_id)
+        failed = [r for r in runs.to_pylist() if r["status"] == "failed"][:5]
+        for r in failed:
+            point = " ".join(o for o in r["overrides"].split() if o.lstrip("+").split("=")[0] in swept)
+            console.print(f"  failed: {point or r['overrides']}: {r['error']}")
+    console.print(f"results: {store.root}  (python -m analysis sql \"SELECT ... FROM runs\")")

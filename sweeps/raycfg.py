@@ -1,0 +1,28 @@
+"""How the project starts or reaches Ray, in one place. Token authentication is disabled
+everywhere (RAY_AUTH_MODE=disabled) because Ray 2.60 enables it inconsistently across
+`ray.init`, `ray start` and `ray job submit` (see cluster/README.md); clusters are reached on
+loopback or a private network."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+AUTH_MODE = "disabled"
+
+
+def ray_env() -> dict[str, str]:
+    return {"RAY_AUTH_MODE": AUTH_MODE}
+
+
+def init_kwargs(ray_cfg: dict[str, Any]) -> dict[str, Any]:
+    os.environ.update(ray_env())
+    kwargs: dict[str, Any] = {"log_to_driver": True, "include_dashboard": False}
+    address = ray_cfg.get("address")
+    if address:
+        kwargs = {"address": address, "log_to_driver": True}
+    elif ray_cfg.get("num_cpus"):
+        kwargs["num_cpus"] = ray_cfg["num_cpus"]
+    # Workers import the project from its source tree (editable install) on this machine; a
+    # cluster gets it through the job's working_dir (cluster/submit.py).
+    return kwargs

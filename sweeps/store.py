@@ -1,0 +1,244 @@
+"""The results store: one hive-partitioned Parquet dataset per table under `results_dir`:
+
+    runs/sweep_id=<id>/part-*.parquet        one row per run (params, metrics, status, ...)
+    timeseries/sweep_id=<id>/part-*.parquet  one row per run and sample interval
+    flows/sweep_id=<id>/part-*.parquet       one row per run and flow
+
+Rows stream to disk as jobs finish, in flushes: each flush writes one part file per table,
+timeseries and flows first and runs last (a run is stored once its runs row is). Every file is
+written to a temporary name and renamed, so a killed sweep leaves no partial file; parts of a
+flush that never got its runs part are deleted at the next open. At the end of a sweep the
+partition is compacted into one file per table (runs first; the compacted runs file lists the
+parts it replaced in its metadata), so a compaction killed half-way is finished at the next
+open. `results_dir`
+may be a local path or a pyarrow filesystem URI (file://, s3://, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from sim.result import FLOWS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA
+
+TABLES = ("runs", "timeseries", "flows")
+
+RUN_META = pa.schema([
+    ("run_id", pa.string()),  # hash of the resolved engine config + engine version
+    ("exec_id", pa.string()),  # one execution of a run (reruns of a run_id get new ones)
+    ("status", pa.string()),  # ok | failed
+    ("error", pa.string()),
+    ("traceback", pa.string()),
+    ("attempt", pa.int64()),  # 0 = first try; >0 = resubmitted after its worker or node died
+    ("node_id", pa.string()),
+    ("started_at", pa.timestamp("ms", tz="UTC")),
+    ("job_wall_s", pa.float64()),  # the whole job in the worker (engine wall_s is the simulation)
+    ("job_index", pa.int64()),
+    ("overrides", pa.string()),  # the job's Hydra overrides
+    ("name", pa.string()),  # experiment name
+    ("buffer_rule", pa.string()),
+    ("buffer_scale", pa.float64()),
+    ("buffer_theta", pa.float64()),
+])
+RUNS_SCHEMA = pa.schema(list(RUN_META) + list(SUMMARY_SCHEMA))
+"""The `runs` table (the sweep_id partition column is added by the dataset layout)."""
+_KEYS = [pa.field("run_id", pa.string()), pa.field("exec_id", pa.string())]
+TIMESERIES_TABLE_SCHEMA = pa.schema(_KEYS + list(TIMESERIES_SCHEMA))
+FLOWS_TABLE_SCHEMA = pa.schema(_KEYS + list(FLOWS_SCHEMA))
+SCHEMAS = {"runs": RUNS_SCHEMA, "timeseries": TIMESERIES_TABLE_SCHEMA, "flows": FLOWS_TABLE_SCHEMA}
+_REPLACES = b"buffersweep.replaces"
+
+
+def open_fs(results_dir: str) -> tuple[pafs.FileSystem, str]:
+    if "://" in results_dir:
+        return pafs.FileSystem.from_uri(results_dir)
+    import os
+
+    return pafs.LocalFileSystem(), os.path.abspath(results_dir)
+
+
+class Store:
+    def __init__(self, results_dir: str) -> None:
+        self.fs, self.root = open_fs(results_dir)
+
+    # -- paths ------------------------------------------------------------------------------
+    def _dir(self, table: str, sweep_id: str) -> str:
+        return f"{self.root}/{table}/sweep_id={sweep_id}"
+
+    def _parts(self, table: str, sweep_id: str | None = None) -> list[pafs.FileInfo]:
+        base = f"{self.root}/{table}" if sweep_id is None else self._dir(table, sweep_id)
+        info = self.fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+        return [f for f in info if f.type == pafs.FileType.File and f.base_name.endswith(".parquet")]
+
+    def sweep_ids(self) -> list[str]:
+        info = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/runs", allow_not_found=True))
+        return [f.base_name.split("=", 1)[1] for f in info if f.type == pafs.FileType.Directory
+                and f.base_name.startswith("sweep_id=")]
+
+    def _write(self, table: pa.Table, path: str, replaces: Iterable[str] = ()) -> None:
+        """Writes a Parquet file atomically: temporary name, then rename."""
+        meta = dict(table.schema.metadata or {})
+        replaced = list(replaces)
+        if replaced:
+            meta[_REPLACES] = json.dumps(replaced).encode()
+        table = table.replace_schema_metadata(meta)
+        self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+        with self.fs.open_output_stream(tmp) as out:
+            pq.write_table(table, out, compression="zstd")
+        self.fs.move(tmp, path)
+
+    # -- checks -------------------------------------------------------------------------------
+    def check_writable(self) -> None:
+        """Raises OSError if results_dir cannot be written; leaves nothing behind."""
+        probe = f"{self.root}/.write-probe-{uuid.uuid4().hex[:8]}"
+        existed = self.fs.get_file_info(self.root).type != pafs.FileType.NotFound
+        try:
+            self.fs.create_dir(self.root, recursive=True)
+            with self.fs.open_output_stream(probe) as out:
+                out.write(b"")
+            self.fs.delete_file(probe)
+        finally:
+            if not existed and self.fs.get_file_info(self.root).type == pafs.FileType.Directory:
+                self.fs.delete_dir(self.root)
+
+    # -- recovery -----------------------------------------------------------------------------
+    def _replaced(self, f: pafs.FileInfo) -> list[str]:
+        meta = pq.read_schema(self.fs.open_input_file(f.path)).metadata or {}
+        return json.loads(meta.get(_REPLACES, b"[]"))
+
+    def recover(self) -> None:
+        """Finishes or undoes what a killed sweep left: temporary files, flushes that never got
+        their runs part, and compactions stopped half-way."""
+        for table in TABLES:
+            info = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/{table}", recursive=True,
+                                                           allow_not_found=True))
+            for f in info:
+                if f.type == pafs.FileType.File and ".parquet.tmp-" in f.base_name:
+                    self.fs.delete_file(f.path)
+        for sweep_id in self.sweep_ids():
+            runs = self._parts("runs", sweep_id)
+            names = {f.base_name for f in runs}
+            merged: set[str] = set()
+            compacted = []
+            for f in runs:
+                replaced = self._replaced(f)
+                if replaced:
+                    compacted.append(f.base_name)
+                    merged.update(replaced)
+            for f in runs:
+                if f.base_name in merged:
+                    self.fs.delete_file(f.path)  # already inside a compacted runs file
+            for table in ("timeseries", "flows"):
+                for f in self._parts(table, sweep_id):
+                    if f.base_name not in names and f.base_name not in merged:
+                        self.fs.delete_file(f.path)  # a flush whose runs part was never written
+            for name in compacted:
+                self._follow_runs(sweep_id, name)
+
+    def _follow_runs(self, sweep_id: str, name: str) -> None:
+        """Rewrites timeseries and flows of a partition into file `name`, keeping the rows of
+        runs present in the partition's runs table (completes a compaction or a purge)."""
+        exec_ids = set(self.read("runs", sweep_id).column("exec_id").to_pylist())
+        for table in ("timeseries", "flows"):
+            parts = self._parts(table, sweep_id)
+            if any(p.base_name == name for p in parts):
+                for old in self._replaced(next(p for p in parts if p.base_name == name)):
+                    for p in parts:
+                        if p.base_name == old:
+                            self.fs.delete_file(p.path)
+                continue
+            t = self.read(table, sweep_id, exec_ids)
+            self._write(t.combine_chunks(), f"{self._dir(table, sweep_id)}/{name}",
+                        replaces=[p.base_name for p in parts])
+            for p in parts:
+                self.fs.delete_file(p.path)
+
+    # -- reads --------------------------------------------------------------------------------
+    def dataset(self, table: str) -> ds.Dataset | None:
+        parts = self._parts(table)
+        if not parts:
+            return None
+        return ds.dataset([f.path for f in parts], schema=SCHEMAS[table], filesystem=self.fs, format="parquet")
+
+    def runs_index(self) -> pa.Table:
+        """(sweep_id, run_id, exec_id, status, started_at) of every stored run row."""
+        tables = []
+        for sweep_id in self.sweep_ids():
+            for f in self._parts("runs", sweep_id):
+                t = pq.read_table(self.fs.open_input_file(f.path),
+                                  columns=["run_id", "exec_id", "status", "started_at"])
+                tables.append(t.append_column("sweep_id", pa.array([sweep_id] * len(t), pa.string())))
+        if not tables:
+            return pa.table({"run_id": pa.array([], pa.string()), "exec_id": pa.array([], pa.string()),
+                             "status": pa.array([], pa.string()),
+                             "started_at": pa.array([], pa.timestamp("ms", tz="UTC")),
+                             "sweep_id": pa.array([], pa.string())})
+        return pa.concat_tables(tables)
+
+    def dedupe(self) -> dict[str, str]:
+        """Keeps one row per run_id (an ok row over a failed one, then the newest) and deletes
+        the others; returns run_id -> status of what is stored."""
+        idx = self.runs_index().to_pylist()
+        best: dict[str, dict[str, Any]] = {}
+        for r in idx:
+            cur = best.get(r["run_id"])
+            key = (r["status"] == "ok", r["started_at"])
+            if cur is None or key > (cur["status"] == "ok", cur["started_at"]):
+                best[r["run_id"]] = r
+        keep = {r["exec_id"] for r in best.values()}
+        losers: dict[str, set[str]] = {}
+        for r in idx:
+            if r["exec_id"] not in keep:
+                losers.setdefault(r["sweep_id"], set()).add(r["exec_id"])
+        for sweep_id, drop in losers.items():
+            self.rewrite(sweep_id, drop)
+        return {rid: r["status"] for rid, r in best.items()}
+
+    def read(self, table: str, sweep_id: str, exec_ids: set[str] | None = None) -> pa.Table:
+        parts = self._parts(table, sweep_id)
+        if not parts:
+            return SCHEMAS[table].empty_table()
+        t = pa.concat_tables([pq.read_table(self.fs.open_input_file(f.path), schema=SCHEMAS[table])
+                              for f in parts])
+        if exec_ids is not None:
+            t = t.filter(pa.compute.is_in(t.column("exec_id"), pa.array(sorted(exec_ids), pa.string())))
+        return t
+
+    # -- writes -------------------------------------------------------------------------------
+    def flush(self, sweep_id: str, runs: pa.Table, timeseries: pa.Table, flows: pa.Table) -> None:
+        """Stores a batch of finished runs (one part per table; the runs part commits it)."""
+        name = f"part-{uuid.uuid4().hex}.parquet"
+        self._write(timeseries, f"{self._dir('timeseries', sweep_id)}/{name}")
+        self._write(flows, f"{self._dir('flows', sweep_id)}/{name}")
+        self._write(runs, f"{self._dir('runs', sweep_id)}/{name}")
+
+    def rewrite(self, sweep_id: str, drop_exec_ids: set[str] = frozenset()) -> None:
+        """Compacts a partition into one file per table, without `drop_exec_ids`. The runs file
+        is written first (it lists the parts it replaces); timeseries and flows follow under the
+        same name, so `recover` can finish the job if this is interrupted."""
+        parts = self._parts("runs", sweep_id)
+        if not parts or (len(parts) == 1 and not drop_exec_ids
+                         and all(len(self._parts(t, sweep_id)) <= 1 for t in ("timeseries", "flows"))):
+            return
+        t = self.read("runs", sweep_id)
+        if drop_exec_ids:
+            t = t.filter(pa.compute.invert(pa.compute.is_in(t.column("exec_id"),
+                                                            pa.array(sorted(drop_exec_ids), pa.string()))))
+        name = f"part-c{uuid.uuid4().hex}.parquet"
+        self._write(t.combine_chunks(), f"{self._dir('runs', sweep_id)}/{name}",
+                    replaces=[p.base_name for p in parts])
+        for p in parts:
+            self.fs.delete_file(p.path)
+        self._follow_runs(sweep_id, name)
+
+
+def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema)

@@ -1,0 +1,65 @@
+"""What a Ray worker does: simulate a batch of jobs. Nothing else: no files, no tracking. An
+exception in a job is caught and returned as a failed result, so the batch goes on."""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+import sim
+
+
+@dataclass
+class Job:
+    index: int
+    run_id: str
+    fields: dict[str, Any]
+    fail: bool = False
+    crash: bool = False
+
+
+@dataclass
+class JobResult:
+    index: int
+    run_id: str
+    status: str
+    error: str | None
+    traceback: str | None
+    node_id: str
+    started_at: float
+    job_wall_s: float
+    summary: dict[str, Any] | None
+    timeseries: pa.Table | None
+    flows: pa.Table | None
+
+
+def node_id() -> str:
+    import ray
+
+    # get_runtime_context() would start a Ray instance when called outside Ray (inline runs).
+    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
+
+
+def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
+    node = node_id()
+    out = []
+    for job in jobs:
+        started = time.time()
+        t0 = time.perf_counter()
+        try:
+            if job.crash and attempt == 0:
+                os._exit(17)  # debug.crash_when: simulate a worker that dies
+            if job.fail:
+                raise RuntimeError("debug.fail_when matched this job")
+            res = sim.run(sim.SimConfig.from_fields(**job.fields))
+            out.append(JobResult(job.index, job.run_id, "ok", None, None, node, started,
+                                 time.perf_counter() - t0, res.metrics(), res.timeseries, res.flows))
+        except Exception as e:  # noqa: BLE001 - recorded as a failed run
+            out.append(JobResult(job.index, job.run_id, "failed", f"{type(e).__name__}: {e}",
+                                 traceback.format_exc(), node, started, time.perf_counter() - t0, None, None, None))
+    return out

@@ -1,0 +1,49 @@
+"""Bad input: one line naming the key and what is allowed, exit code 2, before any job starts,
+and no file written or changed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sweeps.helpers import sweep
+
+
+def snapshot(path):
+    return sorted((p.relative_to(path), p.stat().st_mtime_ns) for p in path.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "args, key, allowed",
+    [
+        (["-m", "bufer_pkts=5,10"], "bufer_pkts", "buffer_pkts"),
+        (["-m", "tcp=reno,vegas"], "tcp", "newreno, paced, poisson, reno"),
+        (["tcp=vegas"], "tcp", "newreno, paced, poisson, reno"),
+        (["-m", "buffer_pkts=-5,10"], "buffer_pkts", "[0,"),
+        (["-m", "flows=abc,10"], "flows", "an integer"),
+        (["-m", "core_mbps=0,10"], "core_mbps", "> 0"),
+        (["-m", "flows=choice()"], "flows", ""),
+        (["-m", "buffer_rule=magic"], "buffer_rule", "fixed, bdp, stanford, enachescu"),
+        (["-m", "warmup_s=5,50", "duration_s=30"], "warmup_s", "< duration_s"),
+        (["-m", "+experiment=nope"], "experiment", "dick_table"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, args, key, allowed):
+    (tmp_path / "results" / "runs").mkdir(parents=True)
+    before = snapshot(tmp_path)
+    res = sweep(tmp_path, *args, timeout=60)
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.stderr
+    assert key in lines[0] and allowed in lines[0]
+    assert snapshot(tmp_path) == before
+
+
+def test_unwritable_results_dir(tmp_path):
+    blocker = tmp_path / "a-file"  # a directory cannot be created under a regular file, even by root
+    blocker.write_text("x")
+    before = snapshot(tmp_path)
+    res = sweep(tmp_path, "-m", "flows=1,2", results_dir=blocker / "results", timeout=60)
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "results_dir" in lines[0], res.stderr
+    assert snapshot(tmp_path) == before

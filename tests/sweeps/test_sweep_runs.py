@@ -1,0 +1,116 @@
+"""Acceptance of the sweep: one stored row and one MLflow child per grid point, caching on
+rerun, failures recorded, resume after the driver is killed, dead workers retried."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.compute as pc
+
+from tests.conftest import ROOT
+from tests.sweeps.helpers import mlflow_children, runs, sweep
+
+GRID = ["-m", "tcp=reno,paced", "flows=10,40", "buffer_pkts=5,20", "wmax_pkts=32", "core_mbps=100",
+        "duration_s=20"]
+
+
+def test_smoke_on_embedded_ray_then_all_cached(tmp_path):
+    first = sweep(tmp_path, "-m", "+experiment=smoke")  # no address: embedded local Ray
+    assert first.returncode == 0, first.stderr
+    t = runs(tmp_path)
+    assert t.num_rows == 8
+    assert len(set(t.column("run_id").to_pylist())) == 8
+    assert set(t.column("status").to_pylist()) == {"ok"}
+    parents, children = mlflow_children(tmp_path, "smoke")
+    assert (parents, len(children)) == (1, 8)
+
+    again = sweep(tmp_path, "-m", "+experiment=smoke")
+    assert again.returncode == 0, again.stderr
+    assert "0 ok, 0 failed, 8 cached" in again.stderr
+    assert runs(tmp_path).num_rows == 8
+    assert mlflow_children(tmp_path, "smoke")[0:1] == (1,)
+    assert len(mlflow_children(tmp_path, "smoke")[1]) == 8
+
+
+def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
+    first = sweep(tmp_path, *GRID, ray_address=ray_head)
+    assert first.returncode == 0, first.stderr
+    t = runs(tmp_path)
+    assert t.num_rows == 8
+    got = sorted(zip(t.column("tcp").to_pylist(), t.column("flows").to_pylist(), t.column("buffer_pkts").to_pylist()))
+    assert got == sorted((v, f, b) for v in ("reno", "paced") for f in (10, 40) for b in (5, 20))
+    # Every parameter and every metric is a column; the measured values are sane.
+    for col in ("sweep_id", "run_id", "status", "node_id", "started_at", "job_wall_s", "wmax_pkts", "core_mbps",
+                "utilization", "loss_rate", "mean_queue_pkts", "jain_fairness", "engine_version"):
+        assert col in t.column_names
+    assert pc.min(t.column("utilization")).as_py() > 0.1
+    parents, children = mlflow_children(tmp_path, "sweeps")
+    assert (parents, len(children)) == (1, 8)
+    child = children[0]
+    assert {"flows", "buffer_pkts", "tcp", "wmax_pkts", "rtt_ms"} <= set(child.data.params)
+    assert "utilization" in child.data.metrics
+
+    again = sweep(tmp_path, *GRID, ray_address=ray_head)
+    assert again.returncode == 0, again.stderr
+    assert "0 ok, 0 failed, 8 cached" in again.stderr
+    assert runs(tmp_path).num_rows == 8
+    assert len(mlflow_children(tmp_path, "sweeps")[1]) == 8
+
+
+def test_failing_job_is_recorded_and_the_rest_go_on(tmp_path, ray_head):
+    res = sweep(tmp_path, *GRID, "debug.fail_when=flows:40", ray_address=ray_head)
+    assert res.returncode == 1
+    assert "4 ok, 4 failed" in res.stderr
+    t = runs(tmp_path).to_pylist()
+    assert len(t) == 8
+    failed = [r for r in t if r["status"] == "failed"]
+    assert {r["flows"] for r in failed} == {40} and len(failed) == 4
+    assert all("debug.fail_when" in r["error"] and "Traceback" in r["traceback"] for r in failed)
+    assert all(r["utilization"] is None for r in failed)
+    # Rerun without the fault: only the failed points run; each point is stored once.
+    res = sweep(tmp_path, *GRID, ray_address=ray_head)
+    assert res.returncode == 0, res.stderr
+    assert "4 ok, 0 failed, 4 cached" in res.stderr
+    t = runs(tmp_path).to_pylist()
+    assert len(t) == 8 and {r["status"] for r in t} == {"ok"}
+    children = mlflow_children(tmp_path, "sweeps")[1]
+    assert len(children) == 8
+    assert {c.data.tags["status"] for c in children} == {"ok"}
+
+
+def test_dead_worker_is_retried_and_marked(tmp_path, ray_head):
+    res = sweep(tmp_path, "-m", "flows=4,8", "duration_s=5", "warmup_s=1", "debug.crash_when=flows:4",
+                ray_address=ray_head)
+    assert res.returncode == 0, res.stderr
+    t = {r["flows"]: r for r in runs(tmp_path).to_pylist()}
+    assert t[4]["status"] == "ok" and t[4]["attempt"] == 1
+    assert t[8]["attempt"] in (0, 1)  # it may have shared the crashed batch
+
+
+def test_killed_driver_resumes_without_duplicates(tmp_path, ray_head):
+    grid = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5",
+            "ray.batch_size=1", "mlflow.enabled=false"]
+    cmd = [sys.executable, "-m", "sweeps", *grid, f"results_dir={tmp_path / 'results'}", f"ray.address={ray_head}"]
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    runs_dir = tmp_path / "results" / "runs"
+    while time.monotonic() < deadline and not list(runs_dir.rglob("*.parquet")):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stored_before = runs(tmp_path).num_rows
+    assert 0 < stored_before < 24
+    assert not list((tmp_path / "results").rglob("*.tmp-*")) or True  # temp files are cleaned at the next open
+
+    res = sweep(tmp_path, *grid[:-1], "mlflow.enabled=false", ray_address=ray_head)
+    assert res.returncode == 0, res.stderr
+    assert f"{stored_before} cached" in res.stderr
+    t = runs(tmp_path)
+    ids = t.column("run_id").to_pylist()
+    assert len(ids) == 24 and len(set(ids)) == 24
+    assert not list((tmp_path / "results").rglob("*.tmp-*"))
