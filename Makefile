@@ -20,7 +20,7 @@ $(STAMP): $(BIN)/python pyproject.toml $(RUST_SRC)
 install: $(STAMP)
 
 demo: install
-	$(BIN)/python -m sim.demo
+	$(BIN)/python -m sweeps.demo
 
 test: test-rust test-py
 
@@ -32,6 +32,7 @@ test-py: install
 
 bench: install
 	$(BIN)/python -m sim.bench
+	$(BIN)/python -m sweeps.bench
 
 clean:
 	rm -rf $(VENV) sim/target sim/_core*.so

@@ -172,7 +172,7 @@ def _ray_init(ray_cfg: dict[str, Any]) -> bool:
 
 def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list:
     s = _settings(config)
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     n = len(grid)
     if n == 0:
         exit_usage("empty grid: a sweep axis has no values")
@@ -202,7 +202,8 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
     if s["mlflow"]["enabled"]:
         from sweeps.tracking import Tracker, tracking_uri
 
-        tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id)
+        tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
+                          set(grid.swept()))
         _backfill(store, sweep_id, tracker)
 
     buffer = ResultBuffer()
@@ -239,12 +240,16 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
                 buffer.flush(store, sweep_id, tracker)
             update()
 
+        t_start = time.monotonic()
+        ray_s = 0.0
         try:
             if todo and inline:
                 for job, spec, overrides in pending_jobs():
                     collect(run_batch([job], 0), {job.index: (spec, overrides)}, 0)
             elif todo:
                 started_ray = _ray_init(s["ray"])
+                ray_s = time.monotonic() - t_start
+                t_start = time.monotonic()
                 _drive(pending_jobs(), s["ray"], counts, collect, update)
         except KeyboardInterrupt:
             interrupted = True
@@ -254,16 +259,21 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
                 import ray
 
                 ray.shutdown()
+    t_run = time.monotonic() - t_start
     if not interrupted:
         store.dedupe()
         store.rewrite(sweep_id)
     if tracker is not None:
-        waiting = tracker.pending()
-        if waiting:
-            console.print(f"logging {waiting} runs to MLflow...")
+        console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
         tracker.close(failed=counts.failed > 0 or interrupted)
         for err in tracker.errors[:3]:
             console.print(f"[yellow]mlflow: {err}")
+    executed = counts.ok + counts.failed
+    if executed:
+        t_all = time.monotonic() - t_start
+        console.print(f"ran {executed} jobs in {t_run:.2f} s ({executed / max(t_run, 1e-9):.1f} jobs/s); "
+                      f"stored and logged in {t_all:.2f} s ({executed / max(t_all, 1e-9):.1f} jobs/s)"
+                      + (f"; Ray start-up {ray_s:.1f} s" if ray_s else ""))
     _summary(console, store, sweep_id, counts, interrupted, set(grid.swept()))
     if interrupted:
         raise SystemExit(130)

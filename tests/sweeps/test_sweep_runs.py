@@ -51,8 +51,19 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     parents, children = mlflow_children(tmp_path, "sweeps")
     assert (parents, len(children)) == (1, 8)
     child = children[0]
-    assert {"flows", "buffer_pkts", "tcp", "wmax_pkts", "rtt_ms"} <= set(child.data.params)
+    # Params: the swept axes and every field that differs from the engine defaults (wmax 32);
+    # the whole resolved config is the config.json artifact.
+    assert {"flows", "buffer_pkts", "tcp", "wmax_pkts", "duration_s"} <= set(child.data.params)
     assert "utilization" in child.data.metrics
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    path = client.download_artifacts(child.info.run_id, "config.json", str(tmp_path))
+    import json
+
+    config = json.loads(open(path).read())
+    assert config["rtt_ms"] == 100.0 and config["run_id"] == child.data.tags["run_id"]
+    assert [m.step for m in client.get_metric_history(child.info.run_id, "ts_utilization")][:3] == [0, 1, 2]
 
     again = sweep(tmp_path, *GRID, ray_address=ray_head)
     assert again.returncode == 0, again.stderr

@@ -1,0 +1,84 @@
+"""Orchestration benchmark: `python -m sweeps.bench` (part of `make bench`).
+
+1,000 jobs of a near-empty simulation on an embedded local Ray, with MLflow off and on: jobs
+per second (execution; and until everything is stored and logged) and driver peak memory.
+Then a 100,000-point grid: seconds until jobs stream (first results stored) and driver memory.
+Targets on the 2-core machine: >= 100 jobs/s without MLflow, >= 40 with, streaming within 30 s,
+driver < 1 GB.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ["flows=1", "core_mbps=1", "duration_s=0.2", "warmup_s=0.1", "start_window_s=0", "wmax_pkts=4", "rtt_ms=10"]
+
+
+def _peak_rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _run(tmp: Path, args: list[str], stop_when_streaming: bool = False) -> dict:
+    cmd = [sys.executable, "-m", "sweeps", "-m", *args, f"results_dir={tmp / 'results'}",
+           f"mlflow.tracking_uri=sqlite:///{tmp / 'mlflow.db'}"]
+    env = dict(os.environ, RAY_AUTH_MODE="disabled")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    streaming_s = None
+    while proc.poll() is None:
+        peak = max(peak, _peak_rss_mb(proc.pid))
+        if stop_when_streaming and streaming_s is None and list((tmp / "results" / "runs").rglob("*.parquet")):
+            streaming_s = time.monotonic() - t0
+            proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    err = proc.stderr.read() if proc.stderr else ""
+    m = re.search(r"ran (\d+) jobs in ([\d.]+) s \(([\d.]+) jobs/s\); stored and logged in ([\d.]+) s "
+                  r"\(([\d.]+) jobs/s\)", err)
+    return {"wall_s": time.monotonic() - t0, "peak_mb": peak, "streaming_s": streaming_s,
+            "exec_jobs_s": float(m.group(3)) if m else float("nan"),
+            "all_jobs_s": float(m.group(5)) if m else float("nan"), "rc": proc.returncode, "stderr": err}
+
+
+def main() -> None:
+    console = Console(width=150)
+    table = Table(title="sweep orchestration benchmark (embedded local Ray, 2 cores)")
+    for col in ("case", "jobs", "exec jobs/s", "stored+logged jobs/s", "wall s", "driver peak MB", "streaming after s"):
+        table.add_column(col, justify="right" if col != "case" else "left")
+    with tempfile.TemporaryDirectory() as d, console.status("running..."):
+        for case, extra in (("MLflow off", ["mlflow.enabled=false"]), ("MLflow on", [])):
+            tmp = Path(d) / case.replace(" ", "_")
+            tmp.mkdir()
+            r = _run(tmp, ["seed=range(0,1000)", *TINY, *extra])
+            if r["rc"] != 0:
+                console.print(r["stderr"])
+            table.add_row(case, "1,000", f"{r['exec_jobs_s']:.0f}", f"{r['all_jobs_s']:.0f}", f"{r['wall_s']:.1f}",
+                          f"{r['peak_mb']:.0f}", "")
+        tmp = Path(d) / "grid100k"
+        tmp.mkdir()
+        r = _run(tmp, ["seed=range(0,1000)", "flows=range(1,101)", *TINY[1:], "mlflow.enabled=false"],
+                 stop_when_streaming=True)
+        table.add_row("100,000-point grid (stopped once streaming)", "100,000", "", "", f"{r['wall_s']:.1f}",
+                      f"{r['peak_mb']:.0f}", f"{r['streaming_s']:.1f}" if r["streaming_s"] else "never")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
