@@ -31,7 +31,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
             if not args.out and args.format == "parquet":
                 print("error: --format parquet needs --out FILE", file=sys.stderr)
                 return 1
-            table = rel.fetch_arrow_table()
+            table = rel.to_arrow_table()
             _write(table, args.format, args.out)
     except duckdb.Error as e:
         print(f"error: {e}", file=sys.stderr)

@@ -38,6 +38,12 @@ def offered_load(flows: int, wmax_pkts: float, rtt_ms: float, core_mbps: float, 
     return flows * wmax_pkts * pkt_bytes * 8 / (rtt_ms / 1e3) / (core_mbps * 1e6)
 
 
+def mm1_overflow(rho: float, buffer_pkts: float) -> float:
+    """P(an M/M/1 queue holds >= B packets) = rho^B: the drop rate of Enachescu et al.'s
+    section 2 intuition ("at 75% load and with 20 packet buffers, 0.3%")."""
+    return rho**buffer_pkts
+
+
 def mm1b_loss(rho: float, buffer_pkts: int) -> float:
     """Loss probability of M/M/1/K with K = buffer_pkts + 1 places (the buffer excludes the
     packet in service): (1 - rho) rho^K / (1 - rho^(K+1))."""
@@ -68,6 +74,32 @@ def md1b_loss(rho: float, buffer_pkts: int) -> float:
         if done:
             break
     return 1.0 - 1.0 / (pi[0] + rho)
+
+
+def tcp_mm1b_utilization(flows: int, rtt_ms: float, core_mbps: float, buffer_pkts: int,
+                         wmax_pkts: float = math.inf, pkt_bytes: int = 1000) -> float:
+    """Enachescu et al. section 4.1: utilization rho when N flows follow the TCP equation
+    R = (1 / RTT) sqrt(3 / (2p)) (capped at Wmax / RTT) and the bottleneck drops like M/M/1/B,
+    p = mm1b_loss(rho, B). The fixed point rho = N R / C is unique (the offered rate falls as
+    rho rises); found by bisection."""
+    c_pps = core_mbps * 1e6 / (8 * pkt_bytes)
+    tau = rtt_ms / 1e3
+
+    def excess(rho: float) -> float:
+        p = mm1b_loss(rho, buffer_pkts)
+        window = min(wmax_pkts, math.sqrt(1.5 / p)) if p > 0 else wmax_pkts
+        return flows * window / tau - rho * c_pps
+
+    lo, hi = 1e-9, 1.0 - 1e-12
+    if excess(hi) > 0:
+        return hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 RULES = ("fixed", "bdp", "stanford", "enachescu")

@@ -15,7 +15,7 @@ from sweeps.tracking import PROJECT_ROOT
 
 
 def main() -> None:
-    console = Console()
+    console = Console(soft_wrap=True)
     res = subprocess.run([sys.executable, "-m", "sweeps", "-m", "+experiment=smoke"], cwd=PROJECT_ROOT,
                          env=dict(os.environ, RAY_AUTH_MODE="disabled"))
     if res.returncode != 0:

@@ -63,7 +63,9 @@ OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir")
 def sweep_id_of(name: str | None, grid: JobSource) -> str:
     """Same grid (same experiment, same axes and values) = same sweep: a rerun resumes it."""
     axes = getattr(grid, "axes", None)
-    if axes is not None:
+    if hasattr(grid, "identity"):
+        desc = grid.identity()
+    elif axes is not None:
         desc = [[a.key, [str(v) for v in a.values]] for a in axes if not a.key.startswith(OPERATIONAL)]
     else:
         desc = sorted(o for o in next(iter(grid.jobs()))[1] if not o.lstrip("+").startswith(OPERATIONAL))

@@ -1,0 +1,78 @@
+"""Running sweeps from Python (analysis: bisection rounds, grids that are not cartesian
+products) through the same driver as the command line: same validation, caching, Parquet
+store and MLflow tracking."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig, OmegaConf
+
+from sweeps.precheck import CONF_DIR
+from sweeps.schema import build_spec, register
+
+
+def compose_config(overrides: list[str]) -> DictConfig:
+    """The config `python -m sweeps <overrides>` would run, composed by Hydra."""
+    import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (registers the plugins' configs)
+    import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
+
+    register()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=overrides)
+
+
+class JobList:
+    """An explicit list of jobs: the composed base config with per-job changes (dotted keys)."""
+
+    def __init__(self, base: DictConfig, points: list[dict[str, Any]]) -> None:
+        container = OmegaConf.to_container(base, resolve=True)
+        assert isinstance(container, dict)
+        container.pop("hydra", None)
+        self._base = container
+        self.points = points
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def job(self, point: dict[str, Any]) -> dict[str, Any]:
+        job = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self._base.items()}
+        for key, value in point.items():
+            *parents, leaf = key.split(".")
+            node = job
+            for p in parents:
+                node = node[p]
+            node[leaf] = value
+        return job
+
+    def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+        for i, point in enumerate(self.points):
+            yield i, [f"{k}={v}" for k, v in point.items()], self.job(point)
+
+    def swept(self) -> dict[str, list[Any]]:
+        keys = {k for p in self.points for k in p}
+        return {k: sorted({str(p.get(k)) for p in self.points}) for k in keys}
+
+    def identity(self) -> str:
+        return hashlib.sha256(json.dumps(self.points, sort_keys=True, default=str).encode()).hexdigest()
+
+    def run_ids(self) -> list[str]:
+        return [build_spec(self.job(p)).run_id for p in self.points]
+
+
+def run_points(base_overrides: list[str], points: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """Runs the jobs (skipping stored ones); returns (exit status, run_ids in point order)."""
+    from sweeps.launch import run_sweep
+
+    cfg = compose_config(base_overrides)
+    jobs = JobList(cfg, points)
+    try:
+        run_sweep(jobs, cfg)
+        status = 0
+    except SystemExit as e:
+        status = int(e.code or 0)
+    return status, jobs.run_ids()

@@ -1,0 +1,79 @@
+"""`python -m analysis sql` and `analysis.connect` over a real smoke sweep's Parquet results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+import analysis.db
+from tests.conftest import ROOT
+from tests.sweeps.helpers import sweep
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, ray_head):
+    tmp = tmp_path_factory.mktemp("smoke")
+    res = sweep(tmp, "-m", "+experiment=smoke", "mlflow.enabled=false", ray_address=ray_head)
+    assert res.returncode == 0, res.stderr
+    return tmp / "results"
+
+
+def analysis_cli(*args):
+    return subprocess.run([sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_sql_prints_a_table(results):
+    res = analysis_cli("sql", "SELECT tcp, buffer_pkts, avg(utilization) FROM runs GROUP BY ALL ORDER BY ALL",
+                       "--results", str(results))
+    assert res.returncode == 0, res.stderr
+    assert "avg(utilization)" in res.stdout and "paced" in res.stdout and "(4 rows)" in res.stdout
+
+
+def test_views_from_connect(results):
+    con = analysis.db.connect(results)
+    n_runs, n_ids = con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone()
+    assert n_runs == n_ids == 8
+    # 10 s runs sampled every 100 ms; flows 4 and 16 per run.
+    assert con.execute("SELECT count(*) FROM timeseries").fetchone()[0] == 8 * 100
+    assert con.execute("SELECT sum(flows) FROM runs").fetchone()[0] == con.execute(
+        "SELECT count(*) FROM flows").fetchone()[0]
+    joined = con.execute("""SELECT r.tcp, avg(t.queue_mean_pkts) FROM runs r JOIN timeseries t USING (exec_id)
+                            GROUP BY ALL""").fetchall()
+    assert len(joined) == 2
+
+
+def test_bad_query_exits_1_with_duckdb_message(results):
+    res = analysis_cli("sql", "SELECT nope FROM runs", "--results", str(results))
+    assert res.returncode == 1
+    assert "Binder Error" in res.stderr and "nope" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_output_formats(results, tmp_path):
+    q = "SELECT run_id, utilization FROM runs ORDER BY run_id"
+    csv = analysis_cli("sql", q, "--results", str(results), "--format", "csv")
+    assert csv.returncode == 0 and csv.stdout.splitlines()[0] == '"run_id","utilization"'
+    js = analysis_cli("sql", q, "--results", str(results), "--format", "json")
+    assert len(json.loads(js.stdout)) == 8
+    out = tmp_path / "u.parquet"
+    pqr = analysis_cli("sql", q, "--results", str(results), "--format", "parquet", "--out", str(out))
+    assert pqr.returncode == 0 and pq.read_table(out).num_rows == 8
+
+
+def test_empty_results_dir_has_empty_views(tmp_path):
+    con = analysis.db.connect(tmp_path / "nothing")
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert "utilization" in [d[0] for d in con.execute("SELECT * FROM runs").description]
+
+
+def test_shell_runs_statements(results):
+    res = subprocess.run([sys.executable, "-m", "analysis", "shell", "--results", str(results)],
+                         input="SELECT count(*) AS n\nFROM runs;\n.quit\n", capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert res.returncode == 0 and "8" in res.stdout

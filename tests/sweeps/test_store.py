@@ -1,0 +1,92 @@
+"""The Parquet store: atomic flushes, recovery from every point a killed sweep can stop at,
+one row per run_id, compaction."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sweeps.store import FLOWS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def batch(run_ids, status="ok", t=0, tag="x"):
+    runs = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "status": status,
+                                  "started_at": T0 + dt.timedelta(seconds=t), "utilization": 0.5}
+                                 for r in run_ids], schema=RUNS_SCHEMA)
+    ts = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "time_s": float(k)} for r in run_ids
+                               for k in range(3)], schema=TIMESERIES_TABLE_SCHEMA)
+    flows = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "flow_id": 0} for r in run_ids],
+                                 schema=FLOWS_TABLE_SCHEMA)
+    return runs, ts, flows
+
+
+def files(root, table):
+    return sorted(p.name for p in (root / table).rglob("*.parquet"))
+
+
+def rows(store, table, sweep="s1"):
+    return store.read(table, sweep).num_rows
+
+
+def test_flush_and_compaction(tmp_path):
+    store = Store(str(tmp_path))
+    for i in range(5):
+        store.flush("s1", *batch([f"r{i}a", f"r{i}b"], tag=str(i)))
+    assert len(files(tmp_path, "runs")) == 5
+    store.rewrite("s1")
+    for table in ("runs", "timeseries", "flows"):
+        assert len(files(tmp_path, table)) == 1
+    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows")) == (10, 30, 10)
+    assert not list(tmp_path.rglob("*.tmp-*"))
+
+
+def test_recover_drops_a_flush_without_its_runs_part(tmp_path):
+    store = Store(str(tmp_path))
+    store.flush("s1", *batch(["a"]))
+    runs, ts, flows = batch(["b"], tag="y")
+    # Killed after writing timeseries and flows but before the runs part (and a temp file):
+    store._write(ts, f"{store._dir('timeseries', 's1')}/part-orphan.parquet")
+    store._write(flows, f"{store._dir('flows', 's1')}/part-orphan.parquet")
+    (tmp_path / "runs" / "sweep_id=s1" / "part-x.parquet.tmp-1234").write_bytes(b"partial")
+    store.recover()
+    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows")) == (1, 3, 1)
+    assert not list(tmp_path.rglob("*.tmp-*"))
+
+
+def test_recover_finishes_an_interrupted_compaction(tmp_path):
+    store = Store(str(tmp_path))
+    store.flush("s1", *batch(["a"], tag="1"))
+    store.flush("s1", *batch(["b"], tag="2"))
+    old = [p.name for p in (tmp_path / "runs" / "sweep_id=s1").glob("*.parquet")]
+    # Killed right after the compacted runs file was written: old runs parts and the
+    # uncompacted timeseries/flows are still there.
+    merged = store.read("runs", "s1")
+    store._write(merged, f"{store._dir('runs', 's1')}/part-cdead.parquet", replaces=old)
+    assert rows(store, "runs") == 4  # duplicates until recovery
+    store.recover()
+    assert files(tmp_path, "runs") == ["part-cdead.parquet"]
+    assert files(tmp_path, "timeseries") == ["part-cdead.parquet"]
+    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows")) == (2, 6, 2)
+    meta = pq.read_schema(next((tmp_path / "runs").rglob("*.parquet"))).metadata
+    assert sorted(json.loads(meta[b"buffersweep.replaces"])) == sorted(old)
+
+
+def test_dedupe_keeps_one_row_per_run_id(tmp_path):
+    store = Store(str(tmp_path))
+    store.flush("s1", *batch(["a", "b"], status="failed", t=0, tag="old"))
+    store.flush("s1", *batch(["a"], status="ok", t=10, tag="new"))  # a rerun that succeeded
+    store.flush("s2", *batch(["b"], status="failed", t=20, tag="again"))  # failed again, elsewhere
+    store.flush("s2", *batch(["c"], status="ok", t=5, tag="1"))
+    store.flush("s1", *batch(["c"], status="ok", t=30, tag="2"))  # forced rerun: newest ok wins
+    status = store.dedupe()
+    assert status == {"a": "ok", "b": "failed", "c": "ok"}
+    idx = store.runs_index().to_pylist()
+    assert sorted(r["exec_id"] for r in idx) == ["a-new", "b-again", "c-2"]
+    ts = store.read("timeseries", "s1").column("exec_id").to_pylist() + \
+        store.read("timeseries", "s2").column("exec_id").to_pylist()
+    assert sorted(set(ts)) == ["a-new", "b-again", "c-2"]
