@@ -17,11 +17,12 @@ def ray_env() -> dict[str, str]:
 
 def init_kwargs(ray_cfg: dict[str, Any]) -> dict[str, Any]:
     os.environ.update(ray_env())
-    kwargs: dict[str, Any] = {"log_to_driver": True, "include_dashboard": False}
-    address = ray_cfg.get("address")
+    address = ray_cfg.get("address") or os.environ.get("RAY_ADDRESS")
     if address:
-        kwargs = {"address": address, "log_to_driver": True}
-    elif ray_cfg.get("num_cpus"):
+        # An existing cluster (a Ray job's driver has RAY_ADDRESS set): attach only.
+        return {"address": address, "log_to_driver": True}
+    kwargs: dict[str, Any] = {"log_to_driver": True, "include_dashboard": False}
+    if ray_cfg.get("num_cpus"):
         kwargs["num_cpus"] = ray_cfg["num_cpus"]
     # Workers import the project from its source tree (editable install) on this machine; a
     # cluster gets it through the job's working_dir (cluster/submit.py).

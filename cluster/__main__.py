@@ -1,0 +1,89 @@
+"""`python -m cluster up [--workers K] | down | status | submit [--address URL] -- OVERRIDES |
+logs JOB_ID | stop JOB_ID | mlflow`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cluster.local import DEFAULT_STATE_DIR
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    overrides: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, overrides = argv[:cut], argv[cut + 1:]
+    p = argparse.ArgumentParser(prog="python -m cluster", description=__doc__)
+    p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR, help="where the started PIDs are recorded")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    u = sub.add_parser("up", help="start a local multi-node cluster")
+    u.add_argument("--workers", type=int, default=2)
+    u.add_argument("--head-cpus", type=int, default=0)
+    u.add_argument("--worker-cpus", type=int, default=1)
+    u.add_argument("--memory-gb", type=float, default=2.0, help="per node")
+    sub.add_parser("down", help="stop the processes `up` started")
+    sub.add_parser("status")
+    s = sub.add_parser("submit", help="submit `python -m sweeps -m OVERRIDES` as a Ray job: submit -- +experiment=smoke")
+    s.add_argument("--address", help="dashboard URL, e.g. http://HOST:8265 (default: $RAY_ADDRESS or the local cluster)")
+    s.add_argument("--no-follow", action="store_true", help="print the job id and return")
+    lg = sub.add_parser("logs")
+    lg.add_argument("job_id")
+    lg.add_argument("--address")
+    st = sub.add_parser("stop")
+    st.add_argument("job_id")
+    st.add_argument("--address")
+    m = sub.add_parser("mlflow", help="start an MLflow server on the head (127.0.0.1, one worker)")
+    m.add_argument("--host", default="127.0.0.1")
+    m.add_argument("--port", type=int, default=5000)
+    args = p.parse_args(argv)
+
+    if args.cmd == "up":
+        from cluster.local import up
+
+        state = up(args.workers, args.state_dir, args.head_cpus, args.worker_cpus, args.memory_gb)
+        print(f"cluster up: {len(state.nodes)} nodes at {state.address}, dashboard {state.dashboard}")
+        print(f"  attach a sweep: python -m sweeps -m ... ray.address={state.address}")
+        print(f"  submit a sweep: python -m cluster submit -- +experiment=smoke")
+        return 0
+    if args.cmd == "down":
+        from cluster.local import down
+
+        stopped = down(args.state_dir)
+        print(f"stopped {len(stopped)} process groups: {stopped}")
+        return 0
+    if args.cmd == "status":
+        from cluster.local import status
+
+        print(status(args.state_dir))
+        return 0
+    if args.cmd == "submit":
+        from ray.job_submission import JobStatus
+
+        from cluster.submit import submit
+
+        _, status = submit(overrides, args.address, follow=not args.no_follow)
+        return 0 if status in (JobStatus.SUCCEEDED, JobStatus.PENDING, JobStatus.RUNNING) else 1
+    if args.cmd == "logs":
+        from cluster.submit import logs
+
+        print(logs(args.job_id, args.address), end="")
+        return 0
+    if args.cmd == "stop":
+        from cluster.submit import stop
+
+        print("stopped" if stop(args.job_id, args.address) else "not running")
+        return 0
+    if args.cmd == "mlflow":
+        from cluster.mlflow_server import start
+
+        print(f"MLflow server at {start(args.state_dir, args.host, args.port)}  "
+              f"(mlflow.tracking_uri=... for sweeps; `down` stops it)")
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""A real local multi-node Ray cluster (inside the tests' private network namespace): sweeps
+attached to it, submitted as a job, surviving a dead node and a killed driver."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cluster import local
+from cluster.submit import submit
+from tests.conftest import ROOT
+from tests.sweeps.helpers import runs, sweep
+
+GRID = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=50", "duration_s=30", "warmup_s=5", "ray.batch_size=1",
+        "mlflow.enabled=false"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, ray_head):
+    state_dir = tmp_path_factory.mktemp("cluster")
+    state = local.up(2, state_dir)
+    pgids = [n.pid for n in state.nodes]
+    try:
+        yield state, state_dir
+    finally:
+        stopped = local.down(state_dir)
+        assert set(stopped) <= set(pgids)
+        assert not any(local._alive(p) for p in pgids)  # noqa: SLF001
+        # Another Ray on this machine (the session's ray_head) is untouched.
+        host, port = ray_head.split(":")
+        socket.create_connection((host, int(port)), 2).close()
+
+
+def test_sweep_runs_on_two_nodes(cluster, tmp_path):
+    state, _ = cluster
+    res = sweep(tmp_path, *GRID, ray_address=state.address)
+    assert res.returncode == 0, res.stderr
+    t = runs(tmp_path)
+    assert t.num_rows == 24 and len(set(t.column("run_id").to_pylist())) == 24
+    assert len(set(t.column("node_id").to_pylist())) >= 2
+
+
+def test_submitted_job_matches_a_local_run(cluster, tmp_path):
+    grid = ["seed=range(1,9)", "flows=10", "core_mbps=20", "duration_s=10", "warmup_s=2", "mlflow.enabled=false"]
+    job_id, status = submit([*grid, f"results_dir={tmp_path / 'job'}"], cluster[0].dashboard)
+    assert status.value == "SUCCEEDED", job_id
+    local_run = sweep(tmp_path, "-m", *grid, results_dir=tmp_path / "local")  # embedded Ray
+    assert local_run.returncode == 0, local_run.stderr
+    import pyarrow.dataset as ds
+
+    job_ids = ds.dataset(tmp_path / "job" / "runs", partitioning="hive").to_table().column("run_id").to_pylist()
+    local_ids = ds.dataset(tmp_path / "local" / "runs", partitioning="hive").to_table().column("run_id").to_pylist()
+    assert sorted(job_ids) == sorted(local_ids) and len(job_ids) == 8
+
+
+def test_killed_driver_rerun_runs_only_the_missing(cluster, tmp_path):
+    state, _ = cluster
+    cmd = [sys.executable, "-m", "sweeps", *GRID[:-3], "duration_s=200", "warmup_s=5", "ray.batch_size=1",
+           "mlflow.enabled=false", f"results_dir={tmp_path / 'results'}", f"ray.address={state.address}"]
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((tmp_path / "results" / "runs").rglob("*.parquet")):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = runs(tmp_path).num_rows
+    assert 0 < before < 24
+    res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert f"{24 - before} ok, 0 failed, {before} cached" in res.stderr
+    ids = runs(tmp_path).column("run_id").to_pylist()
+    assert len(ids) == 24 and len(set(ids)) == 24
+
+
+def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
+    """Last in this module: it kills worker1."""
+    state, _ = cluster
+    cmd = [sys.executable, "-m", "sweeps", "-m", "seed=range(1,17)", "flows=40", "core_mbps=100", "duration_s=500",
+           "warmup_s=5", "ray.batch_size=1", "mlflow.enabled=false", f"results_dir={tmp_path / 'results'}",
+           f"ray.address={state.address}"]
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # both workers busy
+    victim = next(n for n in state.nodes if n.name == "worker1")
+    pid = local.raylet_pid(victim)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    t = runs(tmp_path).to_pylist()
+    assert len(t) == 16 and len({r["run_id"] for r in t}) == 16
+    assert all(r["status"] == "ok" for r in t)
+    assert any(r["attempt"] >= 1 for r in t)
+    assert "resubmitted after a worker died" in err
