@@ -33,6 +33,7 @@ test-py: install
 bench: install
 	$(BIN)/python -m sim.bench
 	$(BIN)/python -m sweeps.bench
+	tests/netns $(BIN)/python -m cluster.bench
 
 clean:
 	rm -rf $(VENV) sim/target sim/_core*.so

@@ -68,7 +68,10 @@ def _bin(name: str) -> str:
 def _env() -> dict[str, str]:
     # Nodes run this interpreter's environment: `python` in a job entrypoint is this venv's.
     venv_bin = str(Path(sys.executable).parent)
-    return {**os.environ, **ray_env(), "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}"}
+    # No metrics collection or usage stats: on a small machine every node's agents would
+    # otherwise take CPU from the simulations.
+    return {**os.environ, **ray_env(), "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+            "RAY_enable_metrics_collection": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 def _wait_port(port: int, timeout: float) -> None:

@@ -25,14 +25,16 @@ SCENARIOS: dict[str, dict] = {
     "1Gb/s 1000 flows B=20 access 10Mb/s reno": dict(
         tcp="reno", flows=1000, buffer_pkts=20, core_mbps=1000, access_mbps=10, rtt_ms=100,
         rtt_spread_ms=50, wmax_pkts=10_000, duration_s=60, warmup_s=10, start_window_s=5),
-    # Scaling in flows at a constant packet rate (cost should grow ~ log(flows)).
-    "scale 100 flows 1Gb/s": dict(
-        tcp="newreno", flows=100, buffer_pkts=100, core_mbps=1000, rtt_ms=100, rtt_spread_ms=50,
-        wmax_pkts=10_000, duration_s=30, warmup_s=5, start_window_s=5),
-    "scale 10000 flows 1Gb/s": dict(
-        tcp="newreno", flows=10_000, buffer_pkts=100, core_mbps=1000, rtt_ms=100, rtt_spread_ms=50,
-        wmax_pkts=10_000, duration_s=30, warmup_s=5, start_window_s=5),
 }
+# Scaling in flows under the same per-flow conditions (2 Mb/s of capacity per flow, wmax 32,
+# ~5M bottleneck packets each): cost per packet should grow no faster than log(flows).
+for _n in (10, 100, 1000, 10_000):
+    SCENARIOS[f"scaling {_n} flows, {2 * _n} Mb/s"] = dict(
+        tcp="newreno", flows=_n, core_mbps=2.0 * _n, buffer_pkts=max(20, _n // 10), wmax_pkts=32, rtt_ms=100,
+        rtt_spread_ms=50, duration_s=max(10.0, 5e6 / (2.0 * _n * 1e6 / 8000)), warmup_s=2, start_window_s=1)
+SCENARIOS["memory: 10000 flows, 1 Gb/s"] = dict(
+    tcp="newreno", flows=10_000, buffer_pkts=100, core_mbps=1000, rtt_ms=100, rtt_spread_ms=50,
+    wmax_pkts=10_000, duration_s=30, warmup_s=5, start_window_s=5)
 
 CHILD = """
 import json, resource, sys, sim
@@ -50,14 +52,15 @@ def run_one(fields: dict) -> dict:
 
 def main() -> None:
     table = Table(title="sim engine benchmark (one core)")
-    for col in ("scenario", "sim s", "util", "bottleneck pkts/s", "events/s", "wall s", "peak RSS MB"):
+    for col in ("scenario", "sim s", "util", "bottleneck pkts/s", "ns/pkt", "events/s", "wall s", "peak RSS MB"):
         table.add_column(col, justify="right" if col != "scenario" else "left")
     console = Console(width=150)
     with console.status("running scenarios..."):
         for name, fields in SCENARIOS.items():
             m = run_one(fields)
             table.add_row(name, f"{fields['duration_s']:.0f}", f"{m['utilization']:.3f}",
-                          f"{m['pkts_per_s']:,.0f}", f"{m['events_per_s']:,.0f}", f"{m['wall_s']:.2f}",
+                          f"{m['pkts_per_s']:,.0f}", f"{1e9 / m['pkts_per_s']:.0f}", f"{m['events_per_s']:,.0f}",
+                          f"{m['wall_s']:.2f}",
                           f"{m['peak_rss_mb']:.0f}")
     console.print(table)
 

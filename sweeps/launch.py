@@ -107,6 +107,7 @@ def _progress(console: Console) -> Progress:
         TextColumn("ok {task.fields[ok]}  failed {task.fields[failed]}  cached {task.fields[cached]}  "
                    "running {task.fields[running]}"),
         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False,
+        refresh_per_second=2,  # the driver shares the machine with the simulations
     )
 
 
@@ -327,7 +328,7 @@ def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, An
         update()
         if not pending:
             return
-        ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
         for ref in ready:
             batch, meta, attempt = pending.pop(ref)
             counts.running -= len(batch)
