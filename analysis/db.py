@@ -18,8 +18,7 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS) -> duckdb.DuckDBPyConnect
     store = Store(str(results_dir))
     con = duckdb.connect()
     for table in TABLES:
-        parts = [f.path for f in store._parts(table)]  # noqa: SLF001 - the store knows its layout
-        if parts and "://" not in str(results_dir):
+        if store.files(table) and "://" not in str(results_dir):
             glob = f"{store.root}/{table}/**/*.parquet"
             con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true, "
                         "union_by_name = true)")

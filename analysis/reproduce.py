@@ -288,7 +288,7 @@ def enachescu_fig3b(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
     for w in FIG3B_WMAX:
         c = round(10 * w * 8000 / 0.1 / 0.52 / 1e6, 3)  # peak load a little over 50%, C proportional to wmax
         log_b = max(1, round(5 * math.log(w) / math.log(10)))
-        for kind, b in (("constant", 5), ("log", log_b)):
+        for b in (5, log_b):  # constant, then logarithmic
             points.append({"wmax_pkts": w, "core_mbps": c, "buffer_pkts": b})
     started = _ensure_ray()
     try:
@@ -435,8 +435,6 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         ax.set_title("Appenzeller et al.: 155 Mb/s, RTT 50-150 ms, Reno; mean of 2 seeds per probe")
         fig.tight_layout()
 
-    big = [r for r in rows if r[0] >= 100 and r[1] is not None]
-    below = all(r[1] <= r[2] for r in big)
     rep = Report("stanford_min_buffer", "Appenzeller et al. (2004): minimum buffer for 95% utilization vs flows",
                  "python -m analysis reproduce stanford_min_buffer", rows,
                  ["flows", "min buffer for 95% (ours)", "RTT x C / sqrt(N)", "0.5 x RTT x C / sqrt(N)", "ours / rule",

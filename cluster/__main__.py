@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         state = up(args.workers, args.state_dir, args.head_cpus, args.worker_cpus, args.memory_gb)
         print(f"cluster up: {len(state.nodes)} nodes at {state.address}, dashboard {state.dashboard}")
         print(f"  attach a sweep: python -m sweeps -m ... ray.address={state.address}")
-        print(f"  submit a sweep: python -m cluster submit -- +experiment=smoke")
+        print("  submit a sweep: python -m cluster submit -- +experiment=smoke")
         return 0
     if args.cmd == "down":
         from cluster.local import down

@@ -109,6 +109,3 @@ _FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SimConfig))
 _FIELD_SET = frozenset(_FIELDS)
 
 
-def field_names() -> list[str]:
-    return list(_FIELDS)
-

@@ -115,6 +115,9 @@ class ResultBuffer:
     """Finished runs waiting for the next flush."""
 
     def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
         self.rows: list[dict[str, Any]] = []
         self.ts: list[pa.Table] = []
         self.flows: list[pa.Table] = []
@@ -152,7 +155,7 @@ class ResultBuffer:
         if tracker is not None:
             for row, cols in zip(self.rows, self.ts_cols):
                 tracker.submit(row, cols)
-        self.__init__()  # type: ignore[misc]
+        self.clear()
 
 
 def _keyed(t: pa.Table, run_id: str, exec_id: str) -> pa.Table:
@@ -213,6 +216,8 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
     debug = s.get("debug") or {}
 
     def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]]]:
+        # Specs are rebuilt here rather than kept from validation: ~60 us each, while keeping
+        # them would hold ~150 MB for a 100,000-job grid.
         for i, overrides, job in grid.jobs():
             if i in todo:
                 spec = build_spec(job)

@@ -77,6 +77,10 @@ class Store:
         info = self.fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
         return [f for f in info if f.type == pafs.FileType.File and f.base_name.endswith(".parquet")]
 
+    def files(self, table: str) -> list[str]:
+        """Paths of the table's Parquet files."""
+        return [f.path for f in self._parts(table)]
+
     def sweep_ids(self) -> list[str]:
         info = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/runs", allow_not_found=True))
         return [f.base_name.split("=", 1)[1] for f in info if f.type == pafs.FileType.Directory
@@ -239,6 +243,3 @@ class Store:
             self.fs.delete_file(p.path)
         self._follow_runs(sweep_id, name)
 
-
-def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=schema)
