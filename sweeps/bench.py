@@ -106,6 +106,15 @@ def main() -> None:
                 console.print(r["stderr"])
             table.add_row(case, "1,000", f"{r['exec_jobs_s']:.0f}", f"{r['all_jobs_s']:.0f}", f"{r['wall_s']:.1f}",
                           f"{r['peak_mb']:.0f}", "")
+            if not extra:
+                from mlflow.tracking import MlflowClient
+
+                client = MlflowClient(f"sqlite:///{tmp / 'mlflow.db'}")
+                exp = client.get_experiment_by_name("sweeps")
+                found = client.search_runs([exp.experiment_id], max_results=5000)
+                children = sum(r.data.tags.get("buffersweep_role") == "child" for r in found)
+                console.print(f"MLflow: {children} child runs under "
+                              f"{sum(r.data.tags.get('buffersweep_role') == 'parent' for r in found)} parent")
         tmp = Path(d) / "grid100k"
         tmp.mkdir()
         r = _run(tmp, ["seed=range(0,1000)", "flows=range(1,101)", *TINY[1:], "mlflow.enabled=false"],

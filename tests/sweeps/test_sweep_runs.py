@@ -125,3 +125,16 @@ def test_killed_driver_resumes_without_duplicates(tmp_path, ray_head):
     ids = t.column("run_id").to_pylist()
     assert len(ids) == 24 and len(set(ids)) == 24
     assert not list((tmp_path / "results").rglob("*.tmp-*"))
+
+
+def test_force_reruns_and_replaces(tmp_path, ray_head):
+    grid = ["-m", "flows=2,3", "duration_s=5", "warmup_s=1"]
+    assert sweep(tmp_path, *grid, ray_address=ray_head).returncode == 0
+    first = {r["run_id"]: r["exec_id"] for r in runs(tmp_path).to_pylist()}
+    res = sweep(tmp_path, *grid, "force=true", ray_address=ray_head)
+    assert res.returncode == 0, res.stderr
+    assert "2 ok, 0 failed, 0 cached" in res.stderr
+    second = {r["run_id"]: r["exec_id"] for r in runs(tmp_path).to_pylist()}
+    assert second.keys() == first.keys() and len(runs(tmp_path)) == 2  # stored once each
+    assert all(second[k] != first[k] for k in first)  # the new executions replaced the old
+    assert len(mlflow_children(tmp_path, "sweeps")[1]) == 2
