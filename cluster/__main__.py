@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--head-cpus", type=int, default=0)
     u.add_argument("--worker-cpus", type=int, default=1)
     u.add_argument("--memory-gb", type=float, default=2.0, help="per node")
+    u.add_argument("--no-dashboard", action="store_true", help="lighter head; sweeps attach, jobs cannot be submitted")
     sub.add_parser("down", help="stop the processes `up` started")
     sub.add_parser("status")
     s = sub.add_parser("submit", help="submit `python -m sweeps -m OVERRIDES` as a Ray job: submit -- +experiment=smoke")
@@ -43,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "up":
         from cluster.local import up
 
-        state = up(args.workers, args.state_dir, args.head_cpus, args.worker_cpus, args.memory_gb)
+        state = up(args.workers, args.state_dir, args.head_cpus, args.worker_cpus, args.memory_gb,
+                   dashboard=not args.no_dashboard)
         print(f"cluster up: {len(state.nodes)} nodes at {state.address}, dashboard {state.dashboard}")
         print(f"  attach a sweep: python -m sweeps -m ... ray.address={state.address}")
         print("  submit a sweep: python -m cluster submit -- +experiment=smoke")

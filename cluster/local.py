@@ -136,9 +136,10 @@ def _ray_temp_root(state_dir: Path) -> Path:
 
 
 def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, worker_cpus: int = 1,
-       memory_gb: float = 2.0, store_mb: int = 200) -> ClusterState:
+       memory_gb: float = 2.0, store_mb: int = 200, dashboard: bool = True) -> ClusterState:
     """Starts the head (no CPUs by default: it runs the sweep driver, GCS and dashboard) and
-    `workers` worker nodes; returns once every node has joined."""
+    `workers` worker nodes; returns once every node has joined. Without the dashboard (about
+    eight Python processes) sweeps can still attach, but jobs cannot be submitted."""
     existing = ClusterState.load(state_dir)
     if existing and any(_alive(n.pid) for n in existing.nodes):
         raise RuntimeError(f"a cluster from {state_dir} is already running at {existing.address}; "
@@ -147,14 +148,15 @@ def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, wo
     state = ClusterState(address=address, dashboard=f"http://127.0.0.1:{DASHBOARD_PORT}")
     head_tmp = _ray_temp_root(state_dir) / "head"
     pid = _spawn([_bin("ray"), "start", "--head", f"--port={HEAD_PORT}", "--dashboard-host=127.0.0.1",
-                  f"--dashboard-port={DASHBOARD_PORT}", "--include-dashboard=true",
+                  f"--dashboard-port={DASHBOARD_PORT}", f"--include-dashboard={str(dashboard).lower()}",
                   f"--ray-client-server-port={CLIENT_PORT_BASE}",
                   *_node_args(0, head_tmp, head_cpus, memory_gb, store_mb)], state_dir / "head.log")
     state.nodes.append(Node("head", pid, str(head_tmp), str(state_dir / "head.log")))
     state.save(state_dir)  # recorded at once, so `down` can stop a half-started cluster
     try:
         _wait_port(HEAD_PORT, 90)
-        _wait_port(DASHBOARD_PORT, 90)
+        if dashboard:
+            _wait_port(DASHBOARD_PORT, 90)
         for i in range(1, workers + 1):
             tmp = _ray_temp_root(state_dir) / f"worker{i}"
             log = state_dir / f"worker{i}.log"
