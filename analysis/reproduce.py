@@ -10,7 +10,8 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,15 +65,27 @@ def _sweep_cli(preset: str, results: str, rerun: bool) -> int:
     return subprocess.run(cmd, env=dict(os.environ, RAY_AUTH_MODE="disabled")).returncode
 
 
-def _ensure_ray() -> bool:
+@contextmanager
+def _ray_session() -> Iterator[None]:
+    """One Ray instance for all the sweeps of a reproduction (bisection rounds, job lists);
+    reuses one already running, and stops only what it started."""
     import ray
 
     from sweeps.raycfg import init_kwargs
 
-    if ray.is_initialized():
-        return False
-    ray.init(**init_kwargs({}))
-    return True
+    started = not ray.is_initialized()
+    if started:
+        ray.init(**init_kwargs({}))
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _run_jobs(base: list[str], points: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    with _ray_session():
+        return run_points(base, points)
 
 
 def _plain_log_x(ax: Any) -> None:
@@ -182,14 +195,7 @@ def enachescu_fig2a(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
     # Constant 80% peak load: C = N x wmax x 8000 bits / 100 ms / 0.8 (3.2 Mb/s per flow).
     points = [{"tcp.name": tcp, "flows": n, "core_mbps": round(n * 3.2, 3), "seed": seed}
               for tcp in ("reno", "paced") for n in FIG2A_FLOWS for seed in (1, 2)]
-    started = _ensure_ray()
-    try:
-        rc, run_ids = run_points(base, points)
-    finally:
-        if started:
-            import ray
-
-            ray.shutdown()
+    rc, run_ids = _run_jobs(base, points)
     con = connect(results)
     got = dict(con.execute("SELECT run_id, [utilization, effective_utilization] FROM runs WHERE run_id IN "
                            "(SELECT unnest(?)) AND status = 'ok'", [run_ids]).fetchall())
@@ -290,14 +296,7 @@ def enachescu_fig3b(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
         log_b = max(1, round(5 * math.log(w) / math.log(10)))
         for b in (5, log_b):  # constant, then logarithmic
             points.append({"wmax_pkts": w, "core_mbps": c, "buffer_pkts": b})
-    started = _ensure_ray()
-    try:
-        rc, run_ids = run_points(base, points)
-    finally:
-        if started:
-            import ray
-
-            ray.shutdown()
+    rc, run_ids = _run_jobs(base, points)
     con = connect(results)
     got = dict(con.execute("SELECT run_id, utilization FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
                            [run_ids]).fetchall())
@@ -401,14 +400,8 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
     base += ["force=true"] if rerun else []
     bdp = rules.bdp_pkts(155, 100)
     points = [{"flows": n} for n in STANFORD_FLOWS]
-    started = _ensure_ray()
-    try:
+    with _ray_session():
         found = min_buffer_search(base, points, 0.95, [math.ceil(bdp)] * len(points), (1, 2), results)
-    finally:
-        if started:
-            import ray
-
-            ray.shutdown()
     con = connect(results)
     rows = []
     for s in found:

@@ -74,7 +74,7 @@ def _env() -> dict[str, str]:
             "RAY_enable_metrics_collection": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
-def _wait_port(port: int, timeout: float) -> None:
+def wait_port(port: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -101,7 +101,7 @@ def _group_members(pgid: int) -> list[tuple[int, str, str]]:
     return out
 
 
-def _alive(pgid: int) -> bool:
+def alive(pgid: int) -> bool:
     """Whether any process of the group is still running (zombies do not count)."""
     try:
         os.waitpid(pgid, os.WNOHANG)  # reap it if it is our child (when `up` ran in-process)
@@ -141,7 +141,7 @@ def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, wo
     `workers` worker nodes; returns once every node has joined. Without the dashboard (about
     eight Python processes) sweeps can still attach, but jobs cannot be submitted."""
     existing = ClusterState.load(state_dir)
-    if existing and any(_alive(n.pid) for n in existing.nodes):
+    if existing and any(alive(n.pid) for n in existing.nodes):
         raise RuntimeError(f"a cluster from {state_dir} is already running at {existing.address}; "
                            "`python -m cluster down` first")
     address = f"127.0.0.1:{HEAD_PORT}"
@@ -154,9 +154,9 @@ def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, wo
     state.nodes.append(Node("head", pid, str(head_tmp), str(state_dir / "head.log")))
     state.save(state_dir)  # recorded at once, so `down` can stop a half-started cluster
     try:
-        _wait_port(HEAD_PORT, 90)
+        wait_port(HEAD_PORT, 90)
         if dashboard:
-            _wait_port(DASHBOARD_PORT, 90)
+            wait_port(DASHBOARD_PORT, 90)
         for i in range(1, workers + 1):
             tmp = _ray_temp_root(state_dir) / f"worker{i}"
             log = state_dir / f"worker{i}.log"
@@ -200,23 +200,23 @@ def down(state_dir: Path = DEFAULT_STATE_DIR, grace_s: float = 5.0) -> list[int]
     if state is None:
         return []
     pgids = [n.pid for n in reversed(state.nodes)] + ([state.mlflow_pid] if state.mlflow_pid else [])
-    stopped = [p for p in pgids if _alive(p)]
+    stopped = [p for p in pgids if alive(p)]
     for p in stopped:
         try:
             os.killpg(p, signal.SIGTERM)
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(_alive(p) for p in stopped):
+    while time.monotonic() < deadline and any(alive(p) for p in stopped):
         time.sleep(0.1)
     for p in stopped:  # `ray start --block` does not always exit on SIGTERM
-        if _alive(p):
+        if alive(p):
             try:
                 os.killpg(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(p) for p in stopped):
+    while time.monotonic() < deadline and any(alive(p) for p in stopped):
         time.sleep(0.1)
     (state_dir / "state.json").unlink(missing_ok=True)
     import shutil
@@ -231,11 +231,11 @@ def status(state_dir: Path = DEFAULT_STATE_DIR) -> str:
         return f"no cluster recorded in {state_dir}"
     lines = [f"address {state.address}  dashboard {state.dashboard}"]
     for n in state.nodes:
-        lines.append(f"  {n.name:8s} pid {n.pid:7d}  {'running' if _alive(n.pid) else 'stopped'}  log {n.log}")
+        lines.append(f"  {n.name:8s} pid {n.pid:7d}  {'running' if alive(n.pid) else 'stopped'}  log {n.log}")
     if state.mlflow_pid:
         lines.append(f"  mlflow   pid {state.mlflow_pid:7d}  "
-                     f"{'running' if _alive(state.mlflow_pid) else 'stopped'}  {state.mlflow_uri}")
-    live = alive_nodes(state.address) if any(_alive(n.pid) for n in state.nodes) else []
+                     f"{'running' if alive(state.mlflow_pid) else 'stopped'}  {state.mlflow_uri}")
+    live = alive_nodes(state.address) if any(alive(n.pid) for n in state.nodes) else []
     lines.append(f"{len(live)} live nodes, {sum(n['cpus'] for n in live):g} CPUs")
     return "\n".join(lines)
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cluster.local import DEFAULT_STATE_DIR, PROJECT_ROOT, ClusterState, _wait_port
+from cluster.local import DEFAULT_STATE_DIR, PROJECT_ROOT, ClusterState, wait_port
 
 
 def start(state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", port: int = 5000,
@@ -29,5 +29,5 @@ def start(state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", port: in
     state.mlflow_pid = proc.pid
     state.mlflow_uri = f"http://{host}:{port}"
     state.save(state_dir)
-    _wait_port(port, 60)
+    wait_port(port, 60)
     return state.mlflow_uri

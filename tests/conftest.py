@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cluster.local import alive, wait_port
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -22,48 +24,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port}")
-
-
 def stop_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
     """Stops a process started with start_new_session=True and everything in its process group
     (by PGID: only what the test started). `ray start --block` ignores SIGTERM at times."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(grace_s)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and alive(proc.pid):
+            time.sleep(0.1)
     proc.wait(30)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _group_alive(proc.pid):
-        time.sleep(0.1)
-
-
-def _group_alive(pgid: int) -> bool:
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return True
-    return False
 
 
 @pytest.fixture(scope="session")

@@ -31,7 +31,7 @@ def cluster(tmp_path_factory, ray_head):
     finally:
         stopped = local.down(state_dir)
         assert set(stopped) <= set(pgids)
-        assert not any(local._alive(p) for p in pgids)  # noqa: SLF001
+        assert not any(local.alive(p) for p in pgids)
         # Another Ray on this machine (the session's ray_head) is untouched.
         host, port = ray_head.split(":")
         socket.create_connection((host, int(port)), 2).close()
