@@ -96,6 +96,10 @@ def _plain_log_x(ax: Any) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
 
 
+def _status_note(rc: int) -> str:
+    return "" if rc == 0 else f" (The sweep exited with status {rc}: some runs failed.)"
+
+
 def _mean_sd(values: list[float]) -> tuple[float, float]:
     n = len(values)
     if n == 0:
@@ -181,7 +185,7 @@ def enachescu_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None
         "at 10 packets with 40 flows); the paper does not say how its pacing started or handled retransmissions "
         "(we pace from the first RTT sample and send fast retransmissions at once). The RTT spread (75-125 ms) is "
         "our reading of 'average RTT 100 ms': with identical RTTs Reno's windows stay in lock-step and reach 0.99 "
-        "at 10 packets." + ("" if rc == 0 else f" (The sweep exited with status {rc}: some runs failed.)"))
+        "at 10 packets." + _status_note(rc))
     return rep, plot
 
 
@@ -240,7 +244,7 @@ def enachescu_fig2a(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
         f"{'the levels match within 0.1' if abs(paced_mean - 0.7) < 0.1 and abs(reno_mean - 0.2) < 0.1 else 'our levels differ from the paper'}"
         ". Our Reno keeps a higher share at 10 packets than the paper's, as in Fig. 1, and our pacing is more "
         "effective; with one flow the whole 3.2 Mb/s link is that flow's, and both variants are limited by its "
-        "own window dynamics." + ("" if rc == 0 else f" (Some runs failed: status {rc}.)"))
+        "own window dynamics." + _status_note(rc))
     return rep, plot
 
 
@@ -278,8 +282,8 @@ def enachescu_fig2b(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
     rep.reading = (
         "With 20 flows the core is at most half loaded and utilization is bounded by the offered load (0.52); "
         "from 40 flows on the core saturates. The paper reports that throughput never falls below 80% with "
-        "10-packet buffers up to 200 flows; rows marked 'no' are where we differ. " +
-        ("" if rc == 0 else f"(Some runs failed: status {rc}.)"))
+        "10-packet buffers up to 200 flows; rows marked 'no' are where we differ." +
+        _status_note(rc))
     return rep, plot
 
 
@@ -336,7 +340,7 @@ def enachescu_fig3b(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
         "constant buffer; " + ("we see the same shape." if drop_const > drop_log + 0.05 else
                                "we do not see the constant buffer fall clearly below the log buffer.") +
         " The dashed lines are the section 4.1 model (TCP equation with M/M/1/B drops)." +
-        ("" if rc == 0 else f" (Some runs failed: status {rc}.)"))
+        _status_note(rc))
     return rep, plot
 
 
@@ -385,8 +389,8 @@ def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
         "almost fully, as Appenzeller et al. predict (98-99%). Dick's own Reno column is not monotonic in the buffer "
         "(e.g. 120 flows: 95.5% at 1x, 87.6% at 3x), which suggests synchronisation or short runs in his ns-2 "
         "setup; his RTT mix and measurement window are not given. Measured in steady state (100-300 s) instead of "
-        "over the whole run, our utilizations are 0.01-0.03 higher still." +
-        ("" if rc == 0 else f" (The sweep exited with status {rc}.)"))
+        "over the whole run, our NewReno utilizations are about 0.01 higher still." +
+        _status_note(rc))
     return rep, plot
 
 

@@ -116,7 +116,6 @@ def test_killed_driver_resumes_without_duplicates(tmp_path, ray_head):
     proc.wait()
     stored_before = runs(tmp_path).num_rows
     assert 0 < stored_before < 24
-    assert not list((tmp_path / "results").rglob("*.tmp-*")) or True  # temp files are cleaned at the next open
 
     res = sweep(tmp_path, *grid[:-1], "mlflow.enabled=false", ray_address=ray_head)
     assert res.returncode == 0, res.stderr
