@@ -396,61 +396,125 @@ def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
 
 # -- Appenzeller et al. minimum buffer for 95% ----------------------------------------------------
 STANFORD_FLOWS = (25, 50, 100, 150, 200, 300, 400, 500)
+STANFORD_RTT_MS = 80.0  # "about 80 ms average RTT" (their Fig. 10); uniform 40-120 ms
+# Two RTO profiles, because the minimum RTO decides how long a timed-out flow stays silent, and
+# timeouts are common at these window sizes: ns-2 2.35's defaults (min RTO 200 ms), and the
+# defaults of the ns-2 the paper used in 2003-04 (min RTO 1 s until 2004/10/14, initial RTO 6 s
+# until 2006/01/21, as recorded in ns-2's own validation scripts).
+STANFORD_PROFILES: tuple[tuple[str, str, list[str]], ...] = (
+    ("stanford_min_buffer", "ns-2 2.35 defaults (min RTO 200 ms)", []),
+    ("stanford_min_buffer_rto1s", "ns-2 of 2004 (min RTO 1 s, initial RTO 6 s)", ["tcp.min_rto_ms=1000", "tcp.init_rto_s=6"]),
+)
+
+
+def _loglog_slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log(y) on log(x)."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    den = sum((a - mx) ** 2 for a in lx)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / den if den else math.nan
 
 
 def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
-    base = [f"results_dir={results}", "name=stanford_min_buffer", "tcp=reno", "core_mbps=155", "rtt_ms=100",
-            "rtt_spread_ms=100", "wmax_pkts=100000", "duration_s=100", "warmup_s=30", "start_window_s=5"]
-    base += ["force=true"] if rerun else []
-    bdp = rules.bdp_pkts(155, 100)
+    rtt, core = STANFORD_RTT_MS, 155.0
+    bdp = rules.bdp_pkts(core, rtt)
     points = [{"flows": n} for n in STANFORD_FLOWS]
+    found: dict[str, dict[int, int | None]] = {}
+    diag: dict[str, dict[int, tuple[float, float, float]]] = {}
     with _ray_session():
-        found = min_buffer_search(base, points, 0.95, [math.ceil(bdp)] * len(points), (1, 2), results)
-    con = connect(results)
+        for name, _, extra in STANFORD_PROFILES:
+            base = [f"results_dir={results}", f"name={name}", "tcp=reno", f"core_mbps={core:g}", f"rtt_ms={rtt:g}",
+                    f"rtt_spread_ms={rtt:g}", "wmax_pkts=100000", "duration_s=100", "warmup_s=30",
+                    "start_window_s=5", *extra] + (["force=true"] if rerun else [])
+            searches = min_buffer_search(base, points, 0.95, [math.ceil(bdp)] * len(points), (1, 2), results)
+            found[name] = {s.point["flows"]: s.min_buffer_pkts for s in searches}
+            con = connect(results)
+            diag[name] = {}
+            for n, b in found[name].items():
+                diag[name][n] = con.execute("""
+                    SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
+                    FROM runs WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
+                                            [name, n, b]).fetchone()
+    main, old = (p[0] for p in STANFORD_PROFILES)
     rows = []
-    for s in found:
-        n = s.point["flows"]
-        rule = rules.stanford_pkts(155, 100, n)
-        cwnd, loss, to_share = con.execute("""
-            SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
-            FROM runs WHERE name = 'stanford_min_buffer' AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
-                                           [n, s.min_buffer_pkts]).fetchone()
-        rows.append([n, s.min_buffer_pkts, rule, 0.5 * rule,
-                     None if s.min_buffer_pkts is None else s.min_buffer_pkts / rule, cwnd, loss, to_share])
+    for n in STANFORD_FLOWS:
+        rule = rules.stanford_pkts(core, rtt, n)
+        a, b = found[main][n], found[old][n]
+        rows.append([n, rule, 0.5 * rule, a, None if a is None else a / rule, b, None if b is None else b / rule])
+
+    fits: dict[str, float] = {}
+    for name, _, _ in STANFORD_PROFILES:
+        big = [(n, b) for n, b in found[name].items() if n >= 100 and b]
+        fits[name] = _loglog_slope([n for n, _ in big], [b for _, b in big]) if len(big) > 2 else math.nan
 
     def plot() -> None:
-        fig, ax = plt.subplots(figsize=(8, 5))
-        ax.plot(STANFORD_FLOWS, [r[1] for r in rows], marker="o", label="minimum buffer for 95% utilization (ours)")
+        fig, axes = plt.subplots(1, 2, figsize=(13, 5))
         xs = list(range(10, 501, 5))
-        ax.plot(xs, [rules.stanford_pkts(155, 100, n) for n in xs], label="1 x RTT x C / sqrt(N)")
-        ax.plot(xs, [0.5 * rules.stanford_pkts(155, 100, n) for n in xs], label="0.5 x RTT x C / sqrt(N)")
-        ax.set_xlabel("number of long-lived flows")
-        ax.set_ylabel("buffer (packets)")
-        ax.set_ylim(0, None)
-        ax.grid(alpha=0.3)
-        ax.legend()
-        ax.set_title("Appenzeller et al.: 155 Mb/s, RTT 50-150 ms, Reno; mean of 2 seeds per probe")
+        for k, ax in enumerate(axes):
+            for (name, label, _), marker in zip(STANFORD_PROFILES, "os"):
+                pts = [(n, b) for n, b in found[name].items() if b]
+                ax.plot([n for n, _ in pts], [b for _, b in pts], marker=marker,
+                        label=f"ours, {label}; slope {fits[name]:.2f} for N >= 100")
+            ax.plot(xs, [rules.stanford_pkts(core, rtt, n) for n in xs], "k-", label="1 x RTT x C / sqrt(N) (slope -0.5)")
+            ax.plot(xs, [0.5 * rules.stanford_pkts(core, rtt, n) for n in xs], "k--", label="0.5 x RTT x C / sqrt(N)")
+            ax.set_xlabel("number of long-lived flows N")
+            ax.set_ylabel("minimum buffer for 95% utilization (packets)")
+            ax.grid(alpha=0.3, which="both")
+            if k == 0:
+                ax.set_ylim(0, None)
+                ax.set_title("(a) linear axes, as in the paper")
+                ax.legend(fontsize=8)
+            else:
+                from matplotlib.ticker import FixedLocator, NullFormatter
+
+                _plain_log_x(ax)
+                ax.set_yscale("log")
+                ax.set_xlim(20, 600)
+                ax.xaxis.set_major_locator(FixedLocator([25, 50, 100, 200, 300, 500]))
+                ax.yaxis.set_major_locator(FixedLocator([25, 50, 100, 200, 400]))
+                ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda y, _: f"{y:g}"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
+                ax.yaxis.set_minor_formatter(NullFormatter())
+                ax.set_title("(b) log-log axes: 1/sqrt(N) is a line of slope -0.5")
+        fig.suptitle(f"Appenzeller et al.: 155 Mb/s, RTT 40-120 ms (mean {rtt:g}), Reno, 1000-byte packets; "
+                     "each probe the mean of 2 seeds")
         fig.tight_layout()
 
+    header = ["flows", "RTT x C / sqrt(N)", "0.5 x RTT x C / sqrt(N)"]
+    for _, label, _ in STANFORD_PROFILES:
+        header += [f"min buffer, {label}", "/ rule"]
     rep = Report("stanford_min_buffer", "Appenzeller et al. (2004): minimum buffer for 95% utilization vs flows",
-                 "python -m analysis reproduce stanford_min_buffer", rows,
-                 ["flows", "min buffer for 95% (ours)", "RTT x C / sqrt(N)", "0.5 x RTT x C / sqrt(N)", "ours / rule",
-                  "mean cwnd (pkts)", "loss rate", "timeouts / recoveries"])
-    rep.notes = ["Bisection over buffer_pkts per point (probes stored as runs named stanford_min_buffer); the "
-                 "last three columns are measured at the minimum buffer."]
-    ok = [r for r in rows if r[1] is not None]
-    slope = (math.log(ok[-1][1] / next(r[1] for r in ok if r[0] >= 100)) /
-             math.log(ok[-1][0] / next(r[0] for r in ok if r[0] >= 100))) if len(ok) > 2 else math.nan
-    at_or_below = [r[0] for r in rows if r[1] is not None and r[1] <= r[2]]
+                 "python -m analysis reproduce stanford_min_buffer", rows, header)
+    rep.notes = ["Bisection over buffer_pkts per point, one search per RTO profile (probes stored as runs named "
+                 f"{main} and {old}). Measured at the minimum buffer:", ""]
+    rep.notes += ["| flows | profile | mean cwnd (pkts) | loss rate | timeouts / recoveries | min buffer x N |",
+                  "|---|---|---|---|---|---|"]
+    for n in STANFORD_FLOWS:
+        for name, label, _ in STANFORD_PROFILES:
+            cwnd, loss, to = diag[name][n]
+            b = found[name][n]
+            rep.notes.append(f"| {n} | {label} | {_fmt(cwnd)} | {_fmt(loss)} | {_fmt(to)} | "
+                             f"{'n/a' if b is None else b * n} |")
+    below = {name: [n for n in STANFORD_FLOWS if found[name][n] is not None
+                    and found[name][n] <= rules.stanford_pkts(core, rtt, n)] for name, _, _ in STANFORD_PROFILES}
+    per_n = {name: [found[name][n] * n for n in STANFORD_FLOWS if n >= 100 and found[name][n]]
+             for name, _, _ in STANFORD_PROFILES}
+    spread = {name: max(v) / min(v) if v else math.nan for name, v in per_n.items()}
     rep.reading = (
-        f"The minimum buffer for 95% falls as N grows and lies at or below RTT x C / sqrt(N) for N in "
-        f"{at_or_below}; with fewer flows they partly synchronise and need more (Appenzeller et al. see the same "
-        f"below ~250 flows). Between 100 flows and {ok[-1][0] if ok else '?'} it falls with a log-log slope of "
-        f"{slope:.2f}, steeper than the rule's -0.5: we do NOT reproduce the 1/sqrt(N) shape at large N. The reason "
-        "is visible in the table: at 155 Mb/s and 100 ms the mean window shrinks to a few packets from ~300 flows "
-        "on, losses reach several percent and timeouts take a large share of the recoveries, a regime the paper's "
-        "model (large windows, a sawtooth per flow) does not cover; hundreds of such on/off flows keep the link "
-        "busy with little buffer. Larger bandwidth-delay products per flow should restore the 1/sqrt(N) scaling.")
+        f"Both curves fall as N grows and lie at or below RTT x C / sqrt(N) for N in {below[main]} (min RTO "
+        f"200 ms) and {below[old]} (min RTO 1 s); with fewer flows they partly synchronise and need more, as "
+        "Appenzeller et al. also saw below ~250 flows. The shape is where we differ: for N >= 100 the log-log "
+        f"slopes are {fits[main]:.2f} and {fits[old]:.2f}, not -0.5, so we do NOT reproduce the paper's "
+        "1/sqrt(N) scaling. Our minimum buffer falls closer to 1/N: for N >= 100, min buffer x N varies only by a "
+        f"factor of {spread[main]:.2f} and {spread[old]:.2f} (last column of the second table), i.e. the buffer "
+        "needed is a roughly fixed number of mean windows (BDP / N), not sqrt(N) of them as the paper's model of "
+        "independent sawtooths predicts. These are small windows (about 15-18 packets at N = 100 and 4-6 at "
+        "N = 500) with loss rates of 1-9% and timeouts in 40-50% of recoveries; the paper notes that its model "
+        "needs little synchronisation and windows above two. The 2004 minimum RTO of 1 s keeps timed-out flows "
+        "silent five times longer and flattens the curve, but not to -0.5. Without ns-2 on this machine we cannot "
+        "tell how much of the gap is our engine and how much the paper's unstated set-up (RTT mix, access links, "
+        "measurement window).")
     return rep, plot
 
 

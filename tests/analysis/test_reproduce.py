@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 import matplotlib.pyplot as plt
@@ -49,11 +48,16 @@ def test_enachescu_fig1(tmp_path):
 
 
 def test_stanford_min_buffer(tmp_path):
-    report, _ = REPRODUCTIONS["stanford_min_buffer"](str(tmp_path / "results"), False)
-    found = {r[0]: (r[1], r[2]) for r in report.rows}  # flows -> (min buffer, RTT C / sqrt N)
-    big = [n for n in sorted(found) if n >= 150]
-    assert all(found[n][0] is not None and found[n][0] <= found[n][1] for n in big)
-    mins = [found[n][0] for n in sorted(found) if n >= 100]
-    assert mins == sorted(mins, reverse=True)  # falls as N grows
-    # (It falls faster than 1/sqrt(N) at large N: see the report's reading. Not asserted here.)
-    assert math.log(found[500][0] / found[100][0]) / math.log(5) < -0.25
+    report, plot = REPRODUCTIONS["stanford_min_buffer"](str(tmp_path / "results"), False)
+    rows = {r[0]: r for r in report.rows}  # flows -> [flows, rule, 0.5 rule, min (200 ms), /rule, min (1 s), /rule]
+    for col in (3, 5):
+        mins = [rows[n][col] for n in sorted(rows) if n >= 100]
+        assert None not in mins and mins == sorted(mins, reverse=True)  # falls as N grows
+        assert rows[500][col] <= rows[500][1]  # at or below RTT x C / sqrt(N) with many flows
+    assert all(rows[n][3] <= rows[n][1] for n in rows if n >= 150)
+    # The shape deviates from 1/sqrt(N) (see the report's reading); assert only that the slope is
+    # measured and reported.
+    assert re.search(r"log-log slopes are -\d\.\d\d and -\d\.\d\d", report.reading)
+    plot()
+    assert len(plt.gcf().axes) == 2
+    plt.close("all")
