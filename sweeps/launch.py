@@ -114,7 +114,10 @@ def _progress(console: Console) -> Progress:
 class ResultBuffer:
     """Finished runs waiting for the next flush."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_timeseries_lists: bool) -> None:
+        # MLflow step metrics need the timeseries as Python lists; without tracking that
+        # conversion (~45,000 objects per job) would be pure garbage-collector work.
+        self.keep_ts_lists = keep_timeseries_lists
         self.clear()
 
     def clear(self) -> None:
@@ -136,7 +139,8 @@ class ResultBuffer:
         ts_cols: dict[str, list] = {}
         if res.timeseries is not None:
             self.ts.append(_keyed(res.timeseries, res.run_id, exec_id))
-            ts_cols = res.timeseries.to_pydict()
+            if self.keep_ts_lists:
+                ts_cols = res.timeseries.to_pydict()
         if res.flows is not None:
             self.flows.append(_keyed(res.flows, res.run_id, exec_id))
         self.ts_cols.append(ts_cols)
@@ -212,7 +216,7 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
                           set(grid.swept()))
         _backfill(store, sweep_id, tracker)
 
-    buffer = ResultBuffer()
+    buffer = ResultBuffer(keep_timeseries_lists=tracker is not None)
     debug = s.get("debug") or {}
 
     def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]]]:
