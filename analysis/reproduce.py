@@ -403,7 +403,8 @@ STANFORD_RTT_MS = 80.0  # "about 80 ms average RTT" (their Fig. 10); uniform 40-
 # until 2006/01/21, as recorded in ns-2's own validation scripts).
 STANFORD_PROFILES: tuple[tuple[str, str, list[str]], ...] = (
     ("stanford_min_buffer", "ns-2 2.35 defaults (min RTO 200 ms)", []),
-    ("stanford_min_buffer_rto1s", "ns-2 of 2004 (min RTO 1 s, initial RTO 6 s)", ["tcp.min_rto_ms=1000", "tcp.init_rto_s=6"]),
+    ("stanford_min_buffer_rto1s", "ns-2 of 2004 (min RTO 1 s, initial RTO 6 s)",
+     ["tcp.min_rto_ms=1000", "tcp.init_rto_s=6"]),
 )
 
 
@@ -456,7 +457,8 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
                 pts = [(n, b) for n, b in found[name].items() if b]
                 ax.plot([n for n, _ in pts], [b for _, b in pts], marker=marker,
                         label=f"ours, {label}; slope {fits[name]:.2f} for N >= 100")
-            ax.plot(xs, [rules.stanford_pkts(core, rtt, n) for n in xs], "k-", label="1 x RTT x C / sqrt(N) (slope -0.5)")
+            ax.plot(xs, [rules.stanford_pkts(core, rtt, n) for n in xs], "k-",
+                    label="1 x RTT x C / sqrt(N) (slope -0.5)")
             ax.plot(xs, [0.5 * rules.stanford_pkts(core, rtt, n) for n in xs], "k--", label="0.5 x RTT x C / sqrt(N)")
             ax.set_xlabel("number of long-lived flows N")
             ax.set_ylabel("minimum buffer for 95% utilization (packets)")
@@ -501,6 +503,12 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
     per_n = {name: [found[name][n] * n for n in STANFORD_FLOWS if n >= 100 and found[name][n]]
              for name, _, _ in STANFORD_PROFILES}
     spread = {name: max(v) / min(v) if v else math.nan for name, v in per_n.items()}
+
+    def span(col: int, n: int | None = None, scale: float = 1.0, fmt: str = ".0f") -> str:
+        """min-max over both profiles of a diagnostic column (at flows n, or over N >= 100)."""
+        v = [d[k][col] * scale for d in diag.values() for k in d
+             if (k == n if n else k >= 100) and d[k][col] is not None]
+        return f"{min(v):{fmt}}-{max(v):{fmt}}" if v else "n/a"
     rep.reading = (
         f"Both curves fall as N grows and lie at or below RTT x C / sqrt(N) for N in {below[main]} (min RTO "
         f"200 ms) and {below[old]} (min RTO 1 s); with fewer flows they partly synchronise and need more, as "
@@ -509,8 +517,9 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         "1/sqrt(N) scaling. Our minimum buffer falls closer to 1/N: for N >= 100, min buffer x N varies only by a "
         f"factor of {spread[main]:.2f} and {spread[old]:.2f} (last column of the second table), i.e. the buffer "
         "needed is a roughly fixed number of mean windows (BDP / N), not sqrt(N) of them as the paper's model of "
-        "independent sawtooths predicts. These are small windows (about 15-18 packets at N = 100 and 4-6 at "
-        "N = 500) with loss rates of 1-9% and timeouts in 40-50% of recoveries; the paper notes that its model "
+        f"independent sawtooths predicts. These are small windows ({span(0, 100)} packets at N = 100 and "
+        f"{span(0, 500)} at N = 500) with loss rates of {span(1, scale=100, fmt='.1f')}% and timeouts in "
+        f"{span(2, scale=100)}% of recoveries for N >= 100; the paper notes that its model "
         "needs little synchronisation and windows above two. The 2004 minimum RTO of 1 s keeps timed-out flows "
         "silent five times longer and flattens the curve, but not to -0.5. Without ns-2 on this machine we cannot "
         "tell how much of the gap is our engine and how much the paper's unstated set-up (RTT mix, access links, "
