@@ -31,6 +31,7 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
+import sim
 from cluster import local
 
 JOBS = 32
@@ -73,9 +74,8 @@ def run(workers: int, tmp: Path) -> Run:
     return Run(workers, wall, float(m.group(1)) if m else float("nan"), job_s, n, nodes)
 
 
-def _simulate(cfg: "sim.SimConfig") -> None:  # noqa: F821 - module-level so worker processes can pickle it
-    import sim
-
+def _simulate(cfg: sim.SimConfig) -> None:
+    """Module-level so the pool's processes can unpickle it."""
     sim.run(cfg)
 
 
