@@ -81,11 +81,11 @@ def run(nodes: int, tmp: Path, grid_: list[str]) -> Run:
             raise RuntimeError(res.stderr)
     finally:
         local.down(state_dir)
-    job_s, n, nodes = duckdb.connect().execute(
+    job_s, n, used = duckdb.connect().execute(
         f"SELECT sum(job_wall_s), count(*), count(DISTINCT node_id) "
         f"FROM read_parquet('{results}/runs/**/*.parquet')").fetchone()
     m = re.search(r"ran \d+ jobs in ([\d.]+) s", res.stderr)
-    return Run(nodes, wall, float(m.group(1)) if m else float("nan"), job_s, n, nodes)
+    return Run(nodes, wall, float(m.group(1)) if m else float("nan"), job_s, n, used)
 
 
 def _simulate(cfg: sim.SimConfig) -> None:
