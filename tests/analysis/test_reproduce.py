@@ -58,6 +58,8 @@ def test_stanford_min_buffer(tmp_path):
     # The shape deviates from 1/sqrt(N) (see the report's reading); assert only that the slope is
     # measured and reported.
     assert re.search(r"log-log slopes are -\d\.\d\d and -\d\.\d\d", report.reading)
+    assert re.search(r"for N <= 100 \(mean windows \d+-\d+ packets\) the slopes are -\d\.\d\d and -\d\.\d\d",
+                     report.reading)
     plot()
     assert len(plt.gcf().axes) == 2
     plt.close("all")
