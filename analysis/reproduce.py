@@ -512,6 +512,7 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         v = [d[k][col] * scale for d in diag.values() for k in d
              if (k == n if n else k >= 100) and d[k][col] is not None]
         return f"{min(v):{fmt}}-{max(v):{fmt}}" if v else "n/a"
+
     small_n = [n for n in STANFORD_FLOWS if n <= 100]
 
     def span_n(col: int, ns: list[int]) -> str:
@@ -536,8 +537,8 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         f"{few[main]:.2f} and {few[old]:.2f}, though at {ratio_small} x the rule. So in our engine the minimum "
         "buffer relative to RTT x C / sqrt(N) follows the mean window BDP / N: roughly constant above, and "
         f"shrinking below, the {diag[main][100][0] or math.nan:.0f} packets windows have at N = 100. Without ns-2 "
-        "on this machine we cannot tell how much of the gap is our engine and how much the paper's unstated set-up (RTT mix, access links, "
-        "measurement window).")
+        "on this machine we cannot tell how much of the gap is our engine and how much the paper's unstated "
+        "set-up (RTT mix, access links, measurement window).")
     return rep, plot
 
 
