@@ -444,13 +444,14 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         a, b = found[main][n], found[old][n]
         rows.append([n, rule, 0.5 * rule, a, None if a is None else a / rule, b, None if b is None else b / rule])
 
-    fits: dict[str, float] = {}
-    few: dict[str, float] = {}  # the slope where windows are large (N <= 100)
-    for name, _, _ in STANFORD_PROFILES:
-        big = [(n, b) for n, b in found[name].items() if n >= 100 and b]
-        fits[name] = _loglog_slope([n for n, _ in big], [b for _, b in big]) if len(big) > 2 else math.nan
-        small = [(n, b) for n, b in found[name].items() if n <= 100 and b]
-        few[name] = _loglog_slope([n for n, _ in small], [b for _, b in small]) if len(small) > 2 else math.nan
+    big_n = [n for n in STANFORD_FLOWS if n >= 100]
+    small_n = [n for n in STANFORD_FLOWS if n <= 100]  # where windows are large
+
+    def slope_over(name: str, ns: list[int]) -> float:
+        pts = [(n, found[name][n]) for n in ns if found[name][n]]
+        return _loglog_slope([n for n, _ in pts], [b for _, b in pts]) if len(pts) > 2 else math.nan
+    fits = {name: slope_over(name, big_n) for name, _, _ in STANFORD_PROFILES}
+    few = {name: slope_over(name, small_n) for name, _, _ in STANFORD_PROFILES}
 
     def plot() -> None:
         fig, axes = plt.subplots(1, 2, figsize=(13, 5))
@@ -503,21 +504,15 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
                              f"{'n/a' if b is None else b * n} |")
     below = {name: [n for n in STANFORD_FLOWS if found[name][n] is not None
                     and found[name][n] <= rules.stanford_pkts(core, rtt, n)] for name, _, _ in STANFORD_PROFILES}
-    per_n = {name: [found[name][n] * n for n in STANFORD_FLOWS if n >= 100 and found[name][n]]
+    per_n = {name: [found[name][n] * n for n in big_n if found[name][n]]
              for name, _, _ in STANFORD_PROFILES}
     spread = {name: max(v) / min(v) if v else math.nan for name, v in per_n.items()}
 
-    def span(col: int, n: int | None = None, scale: float = 1.0, fmt: str = ".0f") -> str:
-        """min-max over both profiles of a diagnostic column (at flows n, or over N >= 100)."""
-        v = [d[k][col] * scale for d in diag.values() for k in d
-             if (k == n if n else k >= 100) and d[k][col] is not None]
+    def span(col: int, ns: list[int], scale: float = 1.0, fmt: str = ".0f") -> str:
+        """min-max over both profiles of a diagnostic column, over the flow counts ns."""
+        v = [d[k][col] * scale for d in diag.values() for k in ns if d[k][col] is not None]
         return f"{min(v):{fmt}}-{max(v):{fmt}}" if v else "n/a"
 
-    small_n = [n for n in STANFORD_FLOWS if n <= 100]
-
-    def span_n(col: int, ns: list[int]) -> str:
-        v = [d[k][col] for d in diag.values() for k in ns if d[k][col] is not None]
-        return f"{min(v):.0f}-{max(v):.0f}" if v else "n/a"
     r_small = [r[c] for r in rows if r[0] in small_n for c in (4, 6) if r[c] is not None]
     ratio_small = f"{min(r_small):.1f}-{max(r_small):.1f}" if r_small else "n/a"
     rep.reading = (
@@ -528,12 +523,12 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         "1/sqrt(N) scaling. Our minimum buffer falls closer to 1/N: for N >= 100, min buffer x N varies only by a "
         f"factor of {spread[main]:.2f} and {spread[old]:.2f} (last column of the second table), i.e. the buffer "
         "needed is a roughly fixed number of mean windows (BDP / N), not sqrt(N) of them as the paper's model of "
-        f"independent sawtooths predicts. These are small windows ({span(0, 100)} packets at N = 100 and "
-        f"{span(0, 500)} at N = 500) with loss rates of {span(1, scale=100, fmt='.1f')}% and timeouts in "
-        f"{span(2, scale=100)}% of recoveries for N >= 100; the paper notes that its model "
+        f"independent sawtooths predicts. These are small windows ({span(0, [100])} packets at N = 100 and "
+        f"{span(0, [500])} at N = 500) with loss rates of {span(1, big_n, scale=100, fmt='.1f')}% and timeouts in "
+        f"{span(2, big_n, scale=100)}% of recoveries for N >= 100; the paper notes that its model "
         "needs little synchronisation and windows above two. The 2004 minimum RTO of 1 s keeps timed-out flows "
         "silent five times longer and flattens the curve, but not to -0.5. Where windows are large the paper's "
-        f"shape does appear: for N <= 100 (mean windows {span_n(0, small_n)} packets) the slopes are "
+        f"shape does appear: for N <= 100 (mean windows {span(0, small_n)} packets) the slopes are "
         f"{few[main]:.2f} and {few[old]:.2f}, though at {ratio_small} x the rule. So in our engine the minimum "
         "buffer relative to RTT x C / sqrt(N) follows the mean window BDP / N: roughly constant above, and "
         f"shrinking below, the {diag[main][100][0] or math.nan:.0f} packets windows have at N = 100. Without ns-2 "

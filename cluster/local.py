@@ -138,8 +138,8 @@ def _ray_temp_root(state_dir: Path) -> Path:
 def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, worker_cpus: int = 1,
        memory_gb: float = 2.0, store_mb: int = 200, dashboard: bool = True) -> ClusterState:
     """Starts the head (no CPUs by default: it runs the sweep driver, GCS and dashboard) and
-    `workers` worker nodes; returns once every node has joined. Without the dashboard (about
-    eight Python processes) sweeps can still attach, but jobs cannot be submitted."""
+    `workers` worker nodes; returns once every node has joined. Without the dashboard (ten
+    Python processes) sweeps can still attach, but jobs cannot be submitted."""
     existing = ClusterState.load(state_dir)
     if existing and any(alive(n.pid) for n in existing.nodes):
         raise RuntimeError(f"a cluster from {state_dir} is already running at {existing.address}; "
