@@ -29,6 +29,22 @@ class Search:
     def min_buffer_pkts(self) -> int | None:
         return self.hi if self.done else None
 
+    def next_buffer(self) -> int:
+        """The buffer to probe next: `hi` until it is known to reach the target, then the midpoint."""
+        return self.hi if not self.verified else (self.lo + self.hi) // 2
+
+    def record(self, buffer_pkts: int, utilization: float, target: float) -> None:
+        self.probes[buffer_pkts] = utilization
+        if not self.verified:
+            if utilization >= target:
+                self.verified = True
+            else:
+                self.lo, self.hi = buffer_pkts, 2 * buffer_pkts + 1  # the guess was too small
+        elif utilization >= target:
+            self.hi = buffer_pkts
+        else:
+            self.lo = buffer_pkts
+
 
 def _utilization(results_dir: str, run_ids: list[str]) -> dict[str, float]:
     con = connect(results_dir)
@@ -45,25 +61,12 @@ def min_buffer_search(base_overrides: list[str], points: list[dict[str, Any]], t
         todo = [s for s in searches if not s.done]
         if not todo:
             break
-        probes = []
-        for s in todo:
-            b = s.hi if not s.verified else (s.lo + s.hi) // 2
-            probes.append((s, b))
+        probes = [(s, s.next_buffer()) for s in todo]
         jobs = [{**s.point, "buffer_pkts": b, "seed": seed} for s, b in probes for seed in seeds]
         status, run_ids = run_points(base_overrides, jobs)
         util = _utilization(results_dir, run_ids)
         for k, (s, b) in enumerate(probes):
             ids = run_ids[k * len(seeds):(k + 1) * len(seeds)]
             values = [util[i] for i in ids if i in util]
-            mean = sum(values) / len(values) if values else math.nan
-            s.probes[b] = mean
-            if not s.verified:
-                if mean >= target:
-                    s.verified = True
-                else:
-                    s.lo, s.hi = b, 2 * b + 1  # the guess was too small
-            elif mean >= target:
-                s.hi = b
-            else:
-                s.lo = b
+            s.record(b, sum(values) / len(values) if values else math.nan, target)
     return searches
