@@ -1,4 +1,5 @@
-"""`python -m analysis sql "SELECT ..."`, `python -m analysis shell`, `python -m analysis reproduce NAME`."""
+"""`python -m analysis sql "SELECT ..."`, `python -m analysis shell`, `python -m analysis reproduce NAME`,
+`python -m analysis crosscheck NAME` (needs ns-2)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return reproduce(args.name, args.results, args.reports, rerun=args.rerun)
 
 
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    from analysis import ns2
+    from analysis.crosscheck import CROSSCHECKS, crosscheck
+
+    if args.name not in CROSSCHECKS:
+        print(f"error: unknown cross-check {args.name!r}; allowed: {', '.join(CROSSCHECKS)}", file=sys.stderr)
+        return 2
+    if not ns2.available():
+        print("error: ns-2 not found: `ns` must be on PATH (Debian: apt-get install ns2)", file=sys.stderr)
+        return 2
+    return crosscheck(args.name)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -111,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")
     r.set_defaults(fn=cmd_reproduce)
+    c = sub.add_parser("crosscheck", help="run a reproduction's set-up in ns-2 2.35 and store the numbers")
+    c.add_argument("name")
+    c.set_defaults(fn=cmd_crosscheck)
     args = p.parse_args(argv)
     return args.fn(args)
 

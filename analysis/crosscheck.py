@@ -1,0 +1,65 @@
+"""`python -m analysis crosscheck NAME`: a reproduction's set-up run again in ns-2 2.35 (see
+analysis/ns2.py), stored in analysis/ns2_reference.json for that reproduction's report to show
+beside our engine's numbers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from analysis import ns2, rules
+from analysis.reproduce import (STANFORD_CORE_MBPS, STANFORD_FLOWS, STANFORD_PROFILES, STANFORD_RTT_MS,
+                                STANFORD_SEEDS, stanford_overrides)
+from omegaconf import OmegaConf
+
+from sim import SimConfig
+from sweeps.api import JobList, compose_config
+from sweeps.precheck import CONF_DIR
+from sweeps.schema import build_spec
+
+
+def _configs(overrides: list[str], points: list[dict[str, Any]]) -> list[SimConfig]:
+    """The engine configs the sweep would run for these points, composed by Hydra as it would."""
+    jobs = JobList(compose_config(overrides), points)
+    return [build_spec(jobs.job(p)).sim for p in points]
+
+
+def stanford_min_buffer() -> dict[str, Any]:
+    """ns-2's minimum buffer for 95% per flow count, for the first RTO profile (ns-2 2.35's own)."""
+    name, label, extra = STANFORD_PROFILES[0]
+    cfgs = _configs(stanford_overrides("results", name, extra), [{"flows": n} for n in STANFORD_FLOWS])
+    hi = math.ceil(rules.bdp_pkts(STANFORD_CORE_MBPS, STANFORD_RTT_MS))
+    searches = ns2.min_buffer_search(cfgs, 0.95, [hi] * len(cfgs), STANFORD_SEEDS)
+    return {"profile": label, "seeds": list(STANFORD_SEEDS),
+            "min_buffer_pkts": {str(s.point["flows"]): s.min_buffer_pkts for s in searches}}
+
+
+def dick_table() -> dict[str, Any]:
+    """ns-2's utilization (mean of the sweep's seeds) at every row of Dick's table, Reno and NewReno."""
+    sweep = OmegaConf.load(CONF_DIR / "experiment" / "dick_table.yaml").hydra.sweeper.params
+    flows = [int(x) for x in str(sweep.flows).split(",")]
+    scales = [float(x) for x in str(sweep.buffer_scale).split(",")]
+    seeds = [int(x) for x in str(sweep.seed).split(",")]
+    out: dict[str, Any] = {"seeds": seeds}
+    for tcp in str(sweep.tcp).split(","):
+        points = [{"flows": n, "buffer_scale": x, "seed": s} for n in flows for x in scales for s in seeds]
+        util = ns2.utilizations(_configs(["+experiment=dick_table", f"tcp={tcp}"], points))
+        k = len(seeds)
+        out[tcp] = {f"{p['flows']}/{p['buffer_scale']:g}": sum(util[i:i + k]) / k
+                    for i, p in zip(range(0, len(points), k), points[::k])}
+    return out
+
+
+CROSSCHECKS: dict[str, Callable[[], dict[str, Any]]] = {
+    "stanford_min_buffer": stanford_min_buffer,
+    "dick_table": dick_table,
+}
+
+
+def crosscheck(name: str) -> int:
+    data = CROSSCHECKS[name]()
+    data["ns2"] = "2.35 (Debian package ns2)"
+    ns2.save_reference(name, data)
+    print(f"wrote {name} to {ns2.REFERENCE}")
+    return 0

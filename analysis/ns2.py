@@ -1,0 +1,93 @@
+"""Cross-checking the engine against ns-2, the simulator the papers used: the same dumbbell run in
+ns-2 2.35 (Debian's `ns2` package puts `ns` on PATH). ns-2 is not a dependency of buffersweep; a
+maintainer runs `python -m analysis crosscheck NAME` where ns-2 is installed, and the numbers are
+kept in ns2_reference.json beside this file, which the reports read."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from analysis.search import Search
+from sim import SimConfig
+
+TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
+REFERENCE = Path(__file__).with_name("ns2_reference.json")
+AGENTS = {"reno": "Reno", "newreno": "Newreno"}  # our variant -> ns-2's Agent/TCP/<name>
+# Fields the Tcl script maps to ns-2; every other field must keep its default (the script has no
+# access links, open-loop sources, controllers or delayed ACKs).
+MAPPED = ("tcp", "flows", "buffer_pkts", "wmax_pkts", "core_mbps", "rtt_ms", "rtt_spread_ms", "pkt_bytes",
+          "duration_s", "warmup_s", "seed", "start_window_s", "init_cwnd_pkts", "min_rto_ms", "max_rto_s",
+          "init_rto_s", "tick_ms", "limited_transmit", "max_burst_pkts")
+IGNORED = ("sample_interval_s", "trace_max_events", "trace_start_s")  # outputs only
+
+
+def available() -> bool:
+    return shutil.which("ns") is not None
+
+
+def ns2_args(cfg: SimConfig) -> list[str]:
+    """The Tcl script's arguments for cfg; ValueError naming the first field ns-2 cannot mirror."""
+    default = SimConfig()
+    for f in dataclasses.fields(SimConfig):
+        if f.name not in MAPPED and f.name not in IGNORED and getattr(cfg, f.name) != getattr(default, f.name):
+            raise ValueError(f"{f.name}: the ns-2 cross-check supports only the default ({getattr(default, f.name)!r})")
+    if cfg.tcp not in AGENTS:
+        raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {cfg.tcp!r}")
+    args = ["agent", AGENTS[cfg.tcp]]
+    for name in MAPPED[1:]:
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
+            value = int(value)  # Tcl reads ns-2's integer variables (singledup_, windowInit_) strictly
+        args += [name, str(value)]
+    return args
+
+
+def utilization(cfg: SimConfig) -> float:
+    """Bottleneck utilization over [warmup_s, duration_s] of one ns-2 run."""
+    out = subprocess.run(["ns", str(TCL), *ns2_args(cfg)], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^utilization ([0-9.eE+-]+)", out, re.M)
+    if not m:
+        raise RuntimeError(f"ns-2 printed no utilization: {out[-300:]!r}")
+    return float(m.group(1))
+
+
+def utilizations(cfgs: list[SimConfig]) -> list[float]:
+    """Runs in parallel, one ns process per core (ns-2 is single-threaded)."""
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return list(pool.map(utilization, cfgs))
+
+
+def min_buffer_search(configs: list[SimConfig], target: float, hi: list[int],
+                      seeds: tuple[int, ...]) -> list[Search]:
+    """The same bisection as analysis.search.min_buffer_search, each probe the mean over seeds of
+    ns-2 runs of config (buffer_pkts and seed replaced)."""
+    pairs = [(Search({"flows": c.flows}, -1, h), c) for c, h in zip(configs, hi)]
+    while probes := [(s, c, s.next_buffer()) for s, c in pairs if not s.done]:
+        util = utilizations([dataclasses.replace(c, buffer_pkts=b, seed=seed) for _, c, b in probes for seed in seeds])
+        for k, (s, _, b) in enumerate(probes):
+            values = util[k * len(seeds):(k + 1) * len(seeds)]
+            s.record(b, sum(values) / len(values), target)
+    return [s for s, _ in pairs]
+
+
+def load_reference(name: str) -> dict[str, Any] | None:
+    if not REFERENCE.exists():
+        return None
+    return json.loads(REFERENCE.read_text()).get(name)
+
+
+def save_reference(name: str, data: dict[str, Any]) -> None:
+    """Atomic (temp file + rename), keeping the other cross-checks' entries."""
+    every = json.loads(REFERENCE.read_text()) if REFERENCE.exists() else {}
+    every[name] = data
+    tmp = REFERENCE.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(every, indent=1, sort_keys=True) + "\n")
+    tmp.replace(REFERENCE)

@@ -1,0 +1,59 @@
+# buffersweep's dumbbell in ns-2 (2.35): N one-way TCP agents with RTTs uniform in
+# rtt_ms +/- rtt_spread_ms/2, all through one DropTail bottleneck. Written for analysis/ns2.py,
+# which passes "key value" pairs named as SimConfig's fields and reads the line printed at the end.
+foreach {k v} $argv { set opt($k) $v }
+set N $opt(flows)
+# One-way TCP adds a 40-byte header to packetSize_, so the wire size matches pkt_bytes.
+Agent/TCP set packetSize_ [expr $opt(pkt_bytes) - 40]
+Agent/TCP set window_ $opt(wmax_pkts)
+Agent/TCP set maxcwnd_ 0
+Agent/TCP set windowInit_ $opt(init_cwnd_pkts)
+Agent/TCP set minrto_ [expr $opt(min_rto_ms) / 1000.0]
+Agent/TCP set maxrto_ $opt(max_rto_s)
+Agent/TCP set rtxcur_init_ $opt(init_rto_s)
+Agent/TCP set tcpTick_ [expr $opt(tick_ms) / 1000.0]
+Agent/TCP set singledup_ $opt(limited_transmit)
+Agent/TCP set maxburst_ $opt(max_burst_pkts)
+
+set ns [new Simulator]
+set rng [new RNG]
+$rng seed $opt(seed)
+set r0 [$ns node]
+set r1 [$ns node]
+# Zero-delay bottleneck: each flow's whole propagation delay sits on its own fast access link.
+$ns simplex-link $r0 $r1 $opt(core_mbps)Mb 0ms DropTail
+$ns simplex-link $r1 $r0 $opt(core_mbps)Mb 0ms DropTail
+$ns queue-limit $r0 $r1 $opt(buffer_pkts)
+$ns queue-limit $r1 $r0 1000000
+set qm [$ns monitor-queue $r0 $r1 ""]
+for {set i 0} {$i < $N} {incr i} {
+  set s [$ns node]
+  set d [$ns node]
+  set rtt [expr $opt(rtt_ms) + ([$rng uniform 0 1] - 0.5) * $opt(rtt_spread_ms)]
+  $ns duplex-link $s $r0 100Gb [expr $rtt / 2.0]ms DropTail
+  $ns queue-limit $s $r0 1000000
+  $ns queue-limit $r0 $s 1000000
+  $ns duplex-link $r1 $d 100Gb 0ms DropTail
+  $ns queue-limit $r1 $d 1000000
+  $ns queue-limit $d $r1 1000000
+  set tcp [new Agent/TCP/$opt(agent)]
+  $ns attach-agent $s $tcp
+  set sink [new Agent/TCPSink]
+  $ns attach-agent $d $sink
+  $ns connect $tcp $sink
+  set ftp [new Application/FTP]
+  $ftp attach-agent $tcp
+  $ns at [expr [$rng uniform 0 1] * $opt(start_window_s)] "$ftp start"
+}
+set bytes_at_warmup 0
+proc warm {} { global qm bytes_at_warmup; set bytes_at_warmup [$qm set bdepartures_] }
+proc finish {} {
+  global qm bytes_at_warmup opt
+  set bits [expr ([$qm set bdepartures_] - $bytes_at_warmup) * 8.0]
+  puts [format "utilization %.6f drops %d" \
+    [expr $bits / ($opt(core_mbps) * 1e6 * ($opt(duration_s) - $opt(warmup_s)))] [$qm set pdrops_]]
+  exit 0
+}
+$ns at $opt(warmup_s) "warm"
+$ns at $opt(duration_s) "finish"
+$ns run
