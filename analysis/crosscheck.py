@@ -8,11 +8,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from analysis import ns2, rules
 from analysis.reproduce import (STANFORD_CORE_MBPS, STANFORD_FLOWS, STANFORD_PROFILES, STANFORD_RTT_MS,
                                 STANFORD_SEEDS, stanford_overrides)
-from omegaconf import OmegaConf
-
 from sim import SimConfig
 from sweeps.api import JobList, compose_config
 from sweeps.precheck import CONF_DIR
