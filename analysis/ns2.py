@@ -39,6 +39,8 @@ def ns2_args(cfg: SimConfig) -> list[str]:
     for f in dataclasses.fields(SimConfig):
         if f.name not in MAPPED and f.name not in IGNORED and getattr(cfg, f.name) != getattr(default, f.name):
             raise ValueError(f"{f.name}: the ns-2 cross-check supports only the default ({getattr(default, f.name)!r})")
+    if cfg.seed < 1:
+        raise ValueError(f"seed: the ns-2 cross-check needs seed >= 1 (ns-2 seeds 0 from the clock), got {cfg.seed}")
     if cfg.tcp not in AGENTS:
         raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {cfg.tcp!r}")
     args = ["agent", AGENTS[cfg.tcp]]
@@ -70,7 +72,10 @@ def min_buffer_search(configs: list[SimConfig], target: float, hi: list[int],
     """The same bisection as analysis.search.min_buffer_search, each probe the mean over seeds of
     ns-2 runs of config (buffer_pkts and seed replaced)."""
     pairs = [(Search({"flows": c.flows}, -1, h), c) for c, h in zip(configs, hi)]
-    while probes := [(s, c, s.next_buffer()) for s, c in pairs if not s.done]:
+    for _ in range(64):  # as many rounds as the Ray search allows; a target never reached stays unresolved
+        probes = [(s, c, s.next_buffer()) for s, c in pairs if not s.done]
+        if not probes:
+            break
         util = utilizations([dataclasses.replace(c, buffer_pkts=b, seed=seed) for _, c, b in probes for seed in seeds])
         for k, (s, _, b) in enumerate(probes):
             values = util[k * len(seeds):(k + 1) * len(seeds)]

@@ -17,6 +17,8 @@ def test_unsupported_fields_are_named():
         ns2.ns2_args(sim.SimConfig(access_mbps=10.0))
     with pytest.raises(ValueError, match="^tcp: the ns-2 cross-check supports reno, newreno, got 'paced'"):
         ns2.ns2_args(sim.SimConfig(tcp="paced"))
+    with pytest.raises(ValueError, match="^seed: the ns-2 cross-check needs seed >= 1"):
+        ns2.ns2_args(sim.SimConfig(seed=0))
 
 
 def test_args_carry_every_mapped_field():
