@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from analysis.search import Search
+from analysis.search import Search, bisect
 from sim import SimConfig
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
@@ -69,18 +69,14 @@ def utilizations(cfgs: list[SimConfig]) -> list[float]:
 
 def min_buffer_search(configs: list[SimConfig], target: float, hi: list[int],
                       seeds: tuple[int, ...]) -> list[Search]:
-    """The same bisection as analysis.search.min_buffer_search, each probe the mean over seeds of
-    ns-2 runs of config (buffer_pkts and seed replaced)."""
-    pairs = [(Search({"flows": c.flows}, -1, h), c) for c, h in zip(configs, hi)]
-    for _ in range(64):  # as many rounds as the Ray search allows; a target never reached stays unresolved
-        probes = [(s, c, s.next_buffer()) for s, c in pairs if not s.done]
-        if not probes:
-            break
-        util = utilizations([dataclasses.replace(c, buffer_pkts=b, seed=seed) for _, c, b in probes for seed in seeds])
-        for k, (s, _, b) in enumerate(probes):
-            values = util[k * len(seeds):(k + 1) * len(seeds)]
-            s.record(b, sum(values) / len(values), target)
-    return [s for s, _ in pairs]
+    """The same bisection as analysis.search.min_buffer_search, each probe an ns-2 run of its
+    point's config with buffer_pkts and seed replaced."""
+    searches = [Search({"flows": c.flows}, -1, h) for c, h in zip(configs, hi)]
+    config_of = {id(s): c for s, c in zip(searches, configs)}
+
+    def in_ns2(probes: list[tuple[Search, int, int]]) -> list[float]:
+        return utilizations([dataclasses.replace(config_of[id(s)], buffer_pkts=b, seed=seed) for s, b, seed in probes])
+    return bisect(searches, target, seeds, in_ns2)
 
 
 def load_reference(name: str) -> dict[str, Any] | None:

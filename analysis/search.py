@@ -6,6 +6,7 @@ Ray and are stored like any other runs (and reused when the search is repeated).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,20 +54,29 @@ def _utilization(results_dir: str, run_ids: list[str]) -> dict[str, float]:
     return dict(rows)
 
 
-def min_buffer_search(base_overrides: list[str], points: list[dict[str, Any]], target: float, hi: list[int],
-                      seeds: tuple[int, ...], results_dir: str) -> list[Search]:
-    """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses."""
-    searches = [Search(p, -1, h) for p, h in zip(points, hi)]
+def bisect(searches: list[Search], target: float, seeds: tuple[int, ...],
+           measure: Callable[[list[tuple[Search, int, int]]], list[float]]) -> list[Search]:
+    """Rounds of bisection over every unresolved search; `measure` runs one round's probes (one
+    (search, buffer_pkts, seed) each) wherever it likes and returns their utilizations (nan when
+    a run failed). Each probe's value is the mean over seeds."""
     for _ in range(64):
-        todo = [s for s in searches if not s.done]
-        if not todo:
+        probes = [(s, s.next_buffer()) for s in searches if not s.done]
+        if not probes:
             break
-        probes = [(s, s.next_buffer()) for s in todo]
-        jobs = [{**s.point, "buffer_pkts": b, "seed": seed} for s, b in probes for seed in seeds]
-        status, run_ids = run_points(base_overrides, jobs)
-        util = _utilization(results_dir, run_ids)
+        util = measure([(s, b, seed) for s, b in probes for seed in seeds])
         for k, (s, b) in enumerate(probes):
-            ids = run_ids[k * len(seeds):(k + 1) * len(seeds)]
-            values = [util[i] for i in ids if i in util]
+            values = [u for u in util[k * len(seeds):(k + 1) * len(seeds)] if not math.isnan(u)]
             s.record(b, sum(values) / len(values) if values else math.nan, target)
     return searches
+
+
+def min_buffer_search(base_overrides: list[str], points: list[dict[str, Any]], target: float, hi: list[int],
+                      seeds: tuple[int, ...], results_dir: str) -> list[Search]:
+    """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses. Probes
+    run as sweeps on Ray and are stored as runs."""
+    def on_ray(probes: list[tuple[Search, int, int]]) -> list[float]:
+        status, run_ids = run_points(base_overrides, [{**s.point, "buffer_pkts": b, "seed": seed}
+                                                      for s, b, seed in probes])
+        util = _utilization(results_dir, run_ids)
+        return [util.get(i, math.nan) for i in run_ids]
+    return bisect([Search(p, -1, h) for p, h in zip(points, hi)], target, seeds, on_ray)
