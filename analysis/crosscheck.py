@@ -16,13 +16,11 @@ from analysis.reproduce import (STANFORD_CORE_MBPS, STANFORD_FLOWS, STANFORD_PRO
 from sim import SimConfig
 from sweeps.api import JobList, compose_config
 from sweeps.precheck import CONF_DIR
-from sweeps.schema import build_spec
 
 
 def _configs(overrides: list[str], points: list[dict[str, Any]]) -> list[SimConfig]:
     """The engine configs the sweep would run for these points, composed by Hydra as it would."""
-    jobs = JobList(compose_config(overrides), points)
-    return [build_spec(jobs.job(p)).sim for p in points]
+    return [spec.sim for spec in JobList(compose_config(overrides), points).specs()]
 
 
 def stanford_min_buffer() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
 from sweeps.precheck import CONF_DIR
-from sweeps.schema import build_spec, register
+from sweeps.schema import RunSpec, build_spec, register
 
 
 def compose_config(overrides: list[str]) -> DictConfig:
@@ -60,8 +60,11 @@ class JobList:
     def identity(self) -> str:
         return hashlib.sha256(json.dumps(self.points, sort_keys=True, default=str).encode()).hexdigest()
 
+    def specs(self) -> list[RunSpec]:
+        return [build_spec(self.job(p)) for p in self.points]
+
     def run_ids(self) -> list[str]:
-        return [build_spec(self.job(p)).run_id for p in self.points]
+        return [spec.run_id for spec in self.specs()]
 
 
 def run_points(base_overrides: list[str], points: list[dict[str, Any]]) -> tuple[int, list[str]]:
