@@ -16,8 +16,8 @@ CONTROLLERS: tuple[str, ...] = tuple(_core.controllers())
 
 @dataclass(frozen=True)
 class SimConfig:
-    """A dumbbell of `flows` long-lived TCP flows (and optional open-loop traffic) through one
-    drop-tail bottleneck. Defaults follow ns-2's one-way TCP agents where they apply."""
+    """A dumbbell of `flows` long-lived TCP flows (and optional short TCP flows and open-loop
+    traffic) through one drop-tail bottleneck. Defaults follow ns-2's one-way TCP agents where they apply."""
 
     tcp: str = "reno"
     flows: int = 1
@@ -65,6 +65,11 @@ class SimConfig:
     """Open-loop constant-bit-rate traffic into the bottleneck."""
     open_loop_bytes: int | None = None
     """Open-loop packet size; None = pkt_bytes."""
+    short_mbps: float = 0.0
+    """Offered load of short TCP flows (Poisson arrivals of short_flow_pkts-packet transfers of
+    the same variant, RTTs drawn as the long flows'); 0 = none."""
+    short_flow_pkts: int = 14
+    """Size of each short flow (Appenzeller et al.'s 14-packet flows)."""
     controller: str = "none"
     """Buffer controller changing the bottleneck capacity during the run."""
     controller_interval_ms: float = 100.0

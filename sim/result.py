@@ -13,8 +13,8 @@ from sim.config import SimConfig
 # Summary metrics, in engine order; every value is a float64 (counts are exact below 2**53).
 SUMMARY_METRICS: tuple[str, ...] = (
     "utilization",  # bits sent on the bottleneck / (C x measured time)
-    "goodput_mbps",  # new in-order TCP data delivered to receivers
-    "offered_load",  # (sum over flows of wmax / RTT + open-loop rate) / C
+    "goodput_mbps",  # new in-order data delivered to the long flows' receivers
+    "offered_load",  # (sum over long flows of wmax / RTT + short-flow and open-loop rates) / C
     "effective_utilization",  # utilization / min(1, offered_load)
     "loss_rate",  # bottleneck drops / bottleneck arrivals
     "access_loss_rate",  # access-link drops / access-link arrivals
@@ -28,6 +28,10 @@ SUMMARY_METRICS: tuple[str, ...] = (
     "retransmits",
     "mean_cwnd_pkts",
     "mean_rtt_ms",  # mean two-way propagation delay of the flows
+    "short_flows",  # short flows that started in the measured window
+    "short_flows_done",  # ... and completed before the end of the run
+    "short_afct_ms",  # their mean flow-completion time (first packet sent to last received)
+    "short_p99_fct_ms",
     "bottleneck_arrivals",
     "bottleneck_drops",
     "bottleneck_pkts",  # packets transmitted in the measured window
@@ -68,6 +72,8 @@ CONFIG_TYPES: dict[str, pa.DataType] = {
     "poisson_mbps": pa.float64(),
     "cbr_mbps": pa.float64(),
     "open_loop_bytes": pa.int64(),
+    "short_mbps": pa.float64(),
+    "short_flow_pkts": pa.int64(),
     "controller": pa.string(),
     "controller_interval_ms": pa.float64(),
     "buffer_schedule": pa.list_(pa.struct([("time_s", pa.float64()), ("buffer_pkts", pa.int64())])),

@@ -92,6 +92,8 @@ class SweepConfig:
     start_window_s: float = _D.start_window_s
     poisson_mbps: float = _D.poisson_mbps
     cbr_mbps: float = _D.cbr_mbps
+    short_mbps: float = _D.short_mbps
+    short_flow_pkts: int = _D.short_flow_pkts
     sample_interval_s: float = _D.sample_interval_s
     name: Optional[str] = None
     """The experiment's name (presets set it); names the MLflow experiment."""

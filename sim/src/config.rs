@@ -44,6 +44,9 @@ pub struct SimConfig {
     pub poisson_mbps: f64,
     pub cbr_mbps: f64,
     pub open_loop_bytes: Option<i64>,
+    /// Offered load of short TCP flows: Poisson arrivals of `short_flow_pkts`-packet transfers.
+    pub short_mbps: f64,
+    pub short_flow_pkts: i64,
     pub controller: String,
     pub controller_interval_ms: f64,
     /// (time_s, buffer_pkts) steps for the `schedule` controller.
@@ -137,6 +140,8 @@ impl SimConfig {
             poisson_mbps: 0.0,
             cbr_mbps: 0.0,
             open_loop_bytes: None,
+            short_mbps: 0.0,
+            short_flow_pkts: 14,
             controller: "none".into(),
             controller_interval_ms: 100.0,
             buffer_schedule: vec![],
@@ -216,8 +221,13 @@ impl SimConfig {
         if let Some(b) = self.open_loop_bytes {
             int_range("open_loop_bytes", b, 1, 1 << 20)?;
         }
-        if self.flows == 0 && self.poisson_mbps == 0.0 && self.cbr_mbps == 0.0 {
-            return err("flows", "is 0 and there is no open-loop traffic (poisson_mbps, cbr_mbps): nothing to simulate".into());
+        non_negative("short_mbps", self.short_mbps)?;
+        int_range("short_flow_pkts", self.short_flow_pkts, 1, 1 << 30)?;
+        if self.flows == 0 && self.poisson_mbps == 0.0 && self.cbr_mbps == 0.0 && self.short_mbps == 0.0 {
+            return err(
+                "flows",
+                "is 0 and there is no other traffic (poisson_mbps, cbr_mbps, short_mbps): nothing to simulate".into(),
+            );
         }
         let controllers = controller::names();
         if !controllers.contains(&self.controller.as_str()) {
@@ -272,5 +282,11 @@ mod tests {
         let mut c = SimConfig::defaults();
         c.rtt_ms = f64::NAN;
         assert_eq!(c.validate().unwrap_err().field, "rtt_ms");
+        let mut c = SimConfig::defaults();
+        c.short_flow_pkts = 0;
+        assert_eq!(c.validate().unwrap_err().field, "short_flow_pkts");
+        let mut c = SimConfig::defaults();
+        c.short_mbps = -1.0;
+        assert_eq!(c.validate().unwrap_err().field, "short_mbps");
     }
 }

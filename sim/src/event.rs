@@ -25,6 +25,8 @@ pub enum Event {
     DelAckTimer(u32),
     /// An open-loop source emits its next packet.
     SourceEmit(u32),
+    /// The next short TCP flow arrives.
+    ShortArrival,
     /// The buffer controller's periodic call.
     ControllerTick,
     /// End of a time-series sample interval.

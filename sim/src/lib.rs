@@ -1,5 +1,5 @@
-//! buffersweep's simulator core: a packet-level simulator of long-lived TCP flows (and
-//! open-loop traffic) through a drop-tail bottleneck. The engine is plain Rust (`world::run`);
+//! buffersweep's simulator core: a packet-level simulator of long-lived TCP flows (with short
+//! TCP flows and open-loop traffic beside them) through a drop-tail bottleneck. The engine is plain Rust (`world::run`);
 //! the `python` feature adds the PyO3 bindings used by the `sim` Python package.
 
 pub mod config;
@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod packet;
 pub mod queue;
 pub mod rng;
+pub mod short;
 pub mod source;
 pub mod tcp;
 pub mod time;

@@ -16,6 +16,10 @@ pub enum Stream {
     Sender = 2,
     /// An open-loop source's inter-arrival times.
     Source = 3,
+    /// Short-flow arrival times and RTT draws.
+    ShortArrivals = 4,
+    /// A short flow's sender (Poisson release gaps), by arrival index.
+    ShortSender = 5,
 }
 
 /// SplitMix64 finaliser: decorrelates nearby (seed, kind, id) triples.

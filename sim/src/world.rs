@@ -1,7 +1,8 @@
-//! The dumbbell: N TCP senders, each behind its own access link (optional), share one drop-tail
-//! bottleneck; open-loop sources feed the bottleneck directly; ACKs return on an uncongested
+//! The dumbbell: N long-lived TCP senders, each behind its own access link (optional), share one
+//! drop-tail bottleneck with short TCP flows (connections after the N long ones, see `short`)
+//! and open-loop sources (which feed the bottleneck directly); ACKs return on an uncongested
 //! path. This module wires the components together and dispatches events; it holds no
-//! protocol logic.
+//! protocol logic. Per-flow results and the time series describe the long flows.
 //!
 //! Where the propagation delay sits: all of a flow's two-way propagation delay (its RTT) is put
 //! on the return path, after the receiver, which sits right behind the bottleneck. What the
@@ -17,6 +18,7 @@ use crate::metrics::{jain, new_delay_histogram, LinkCounters, QueueMonitor, Time
 use crate::packet::{Kind, Packet};
 use crate::queue::Limit;
 use crate::rng::{stream, Stream};
+use crate::short::ShortFlows;
 use crate::source::{OpenLoopSource, Pattern};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{SenderStats, TcpParams, TcpSender};
@@ -60,6 +62,10 @@ pub struct World<'c> {
     events: EventQueue,
     pkt_bytes: u32,
     core_bps: f64,
+    /// Connections 0..n_long are the long flows; later ones are short flows' slots.
+    n_long: usize,
+    tcp_params: TcpParams,
+    short: Option<ShortFlows>,
     core: Link,
     access: Vec<Link>,
     ack_lines: Vec<DelayLine<i64>>,
@@ -119,7 +125,7 @@ impl<'c> World<'c> {
             };
             rtt_s.push(rtt_ms / 1000.0);
         }
-        let params = TcpParams {
+        let tcp_params = TcpParams {
             init_cwnd: cfg.init_cwnd_pkts,
             init_ssthresh: cfg.init_ssthresh_pkts.unwrap_or(cfg.wmax_pkts as f64),
             wmax: cfg.wmax_pkts as f64,
@@ -131,7 +137,7 @@ impl<'c> World<'c> {
             max_burst: cfg.max_burst_pkts as u32,
         };
         let senders = (0..n)
-            .map(|f| TcpSender::new(&cfg.tcp, params, stream(seed, Stream::Sender, f as u64)))
+            .map(|f| TcpSender::new(&cfg.tcp, tcp_params, stream(seed, Stream::Sender, f as u64)))
             .collect();
         let delack = from_secs(cfg.delack_ms / 1000.0);
         let receivers = (0..n).map(|_| TcpReceiver::new(cfg.delayed_ack, delack)).collect();
@@ -151,6 +157,9 @@ impl<'c> World<'c> {
             sources.push(OpenLoopSource::new(Pattern::Cbr, cfg.cbr_mbps, ol_bytes, rng));
         }
         let warm = from_secs(cfg.warmup_s);
+        let short = (cfg.short_mbps > 0.0).then(|| {
+            ShortFlows::new(cfg.short_mbps, cfg.short_flow_pkts, pkt_bytes, cfg.rtt_ms, cfg.rtt_spread_ms, seed, n, warm)
+        });
         let trace_start = from_secs(cfg.trace_start_s.unwrap_or(cfg.warmup_s));
         let mut w = World {
             cfg,
@@ -160,6 +169,9 @@ impl<'c> World<'c> {
             events: EventQueue::new(),
             pkt_bytes,
             core_bps,
+            n_long: n,
+            tcp_params,
+            short,
             core: Link::new(core_bps, core_limit),
             access,
             ack_lines,
@@ -200,6 +212,10 @@ impl<'c> World<'c> {
         for s in 0..w.sources.len() {
             let gap = w.sources[s].next_gap();
             w.events.push(gap, Event::SourceEmit(s as u32));
+        }
+        if let Some(short) = w.short.as_mut() {
+            let gap = short.next_gap();
+            w.events.push(gap, Event::ShortArrival);
         }
         w.events.push(warm, Event::WarmupEnd);
         w.events.push(w.sample_interval, Event::SampleTick);
@@ -254,6 +270,7 @@ impl<'c> World<'c> {
                 }
                 self.senders[f].on_ack(self.now, ack, &mut self.outbox);
                 self.flush(f);
+                self.short_left(f);
             }
             Event::AccessTxDone(f) => {
                 let (pkt, next) = self.access[f as usize].complete(self.now);
@@ -296,12 +313,13 @@ impl<'c> World<'c> {
                 self.events.push(self.now + gap, Event::SourceEmit(s));
                 self.core_arrive(pkt);
             }
+            Event::ShortArrival => self.short_arrival(),
             Event::ControllerTick => self.controller_tick(),
             Event::SampleTick => self.sample_tick(),
             Event::WarmupEnd => {
                 self.core_at_warm = self.core_ctr;
                 self.access_at_warm = (self.access_arrivals, self.access_drops);
-                for f in 0..self.senders.len() {
+                for f in 0..self.n_long {
                     self.flow_at_warm[f] = (self.senders[f].stats, self.receivers[f].delivered);
                 }
             }
@@ -313,6 +331,9 @@ impl<'c> World<'c> {
         let mut out = std::mem::take(&mut self.outbox);
         for &seq in &out {
             let pkt = Packet { kind: Kind::Data, flow: f as u32, bytes: self.pkt_bytes, seq, enqueued_at: 0 };
+            if let Some(short) = self.short.as_mut() {
+                short.entered(f);
+            }
             if self.access.is_empty() {
                 self.core_arrive(pkt);
             } else {
@@ -322,7 +343,7 @@ impl<'c> World<'c> {
                     Arrival::Queued => {}
                     Arrival::Dropped => {
                         self.access_drops += 1;
-                        self.flow_dropped[f] += 1;
+                        self.count_drop(f);
                     }
                 }
             }
@@ -373,7 +394,7 @@ impl<'c> World<'c> {
             Arrival::Dropped => {
                 self.core_ctr.drops += 1;
                 if pkt.kind == Kind::Data {
-                    self.flow_dropped[pkt.flow as usize] += 1;
+                    self.count_drop(pkt.flow as usize);
                 }
                 self.trace.record(self.now, DROP, &pkt, self.core.queue.len());
             }
@@ -398,14 +419,72 @@ impl<'c> World<'c> {
             let f = done.flow as usize;
             let (ack, new) = self.receivers[f].on_data(self.now, done.seq);
             self.delivered_total += new;
+            if let Some(short) = self.short.as_mut() {
+                short.on_delivered(f, self.now, self.receivers[f].delivered);
+            }
             if let Some(ack) = ack {
                 self.send_ack(f, ack);
             }
             self.sync_delack(f);
+            self.short_left(f);
         }
     }
 
+    /// A data packet of connection `f` was dropped.
+    fn count_drop(&mut self, f: usize) {
+        if f < self.n_long {
+            self.flow_dropped[f] += 1;
+        } else {
+            self.short_left(f);
+        }
+    }
+
+    /// A packet or ACK of connection `f` left the network; frees a finished short flow's slot.
+    fn short_left(&mut self, f: usize) {
+        if let Some(short) = self.short.as_mut() {
+            if short.is_short(f) {
+                short.left(f);
+                short.release_if_done(f, self.senders[f].finished());
+            }
+        }
+    }
+
+    /// A short flow arrives: builds its connection (or renews a free one) and starts it.
+    fn short_arrival(&mut self) {
+        let short = self.short.as_mut().expect("arrivals only with short flows");
+        let gap = short.next_gap();
+        let flow = short.arrive(self.now);
+        let size = short.size_pkts;
+        self.events.push(self.now + gap, Event::ShortArrival);
+        let f = flow.conn;
+        let sender = TcpSender::new(&self.cfg.tcp, self.tcp_params, flow.sender_rng).with_size(size);
+        let receiver = TcpReceiver::new(self.cfg.delayed_ack, from_secs(self.cfg.delack_ms / 1000.0));
+        let ack_line = DelayLine::new(from_secs(flow.rtt_s));
+        if flow.fresh {
+            debug_assert_eq!(f, self.senders.len());
+            self.senders.push(sender);
+            self.receivers.push(receiver);
+            self.ack_lines.push(ack_line);
+            if let Some(mbps) = self.cfg.access_mbps {
+                self.access.push(Link::new(mbps * 1e6, Limit::Packets(self.cfg.access_buffer_pkts as u64)));
+            }
+            self.pending_rto.push(None);
+            self.pending_send.push(None);
+            self.pending_delack.push(None);
+        } else {
+            // The slot's old flow has nothing left in the network (see `short`).
+            self.senders[f] = sender;
+            self.receivers[f] = receiver;
+            self.ack_lines[f] = ack_line;
+        }
+        self.senders[f].start(self.now, &mut self.outbox);
+        self.flush(f);
+    }
+
     fn send_ack(&mut self, f: usize, ack: i64) {
+        if let Some(short) = self.short.as_mut() {
+            short.entered(f);
+        }
         if let Some(due) = self.ack_lines[f].push(self.now, ack) {
             self.events.push(due, Event::AckArrival(f as u32));
         }
@@ -444,7 +523,7 @@ impl<'c> World<'c> {
         let mut cwnd_total = 0.0;
         let mut started = 0usize;
         let in_window = self.now > self.warm;
-        for (f, s) in self.senders.iter().enumerate() {
+        for (f, s) in self.senders[..self.n_long].iter().enumerate() {
             if s.st.maxseq >= 0 {
                 cwnd_total += s.st.cwnd;
                 started += 1;
@@ -479,16 +558,16 @@ impl<'c> World<'c> {
         let window_s = to_secs(window);
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
         let c = self.core_ctr.since(&self.core_at_warm);
-        let n = self.senders.len();
+        let n = self.n_long;
 
         // Packets of each flow still in the network.
         let mut in_flight = vec![0u64; n];
         for p in self.core.packets() {
-            if p.kind == Kind::Data {
+            if p.kind == Kind::Data && (p.flow as usize) < n {
                 in_flight[p.flow as usize] += 1;
             }
         }
-        for link in &self.access {
+        for link in &self.access[..n.min(self.access.len())] {
             for p in link.packets() {
                 in_flight[p.flow as usize] += 1;
             }
@@ -521,17 +600,17 @@ impl<'c> World<'c> {
         }
 
         let utilization = c.tx_bits as f64 / (self.core_bps * window_s);
-        let goodput_mbps: f64 = flows.goodput_mbps.iter().sum();
-        let open_loop_mbps = self.cfg.poisson_mbps + self.cfg.cbr_mbps;
+        let goodput_mbps: f64 = flows.goodput_mbps.iter().sum::<f64>() + 0.0; // + 0.0: no -0.0 without flows
+        // Everything but the long flows offers a fixed rate.
+        let other_mbps = self.cfg.poisson_mbps + self.cfg.cbr_mbps + self.cfg.short_mbps;
         let tcp_peak_bps: f64 = self.rtt_s.iter().map(|r| self.cfg.wmax_pkts as f64 * pkt_bits / r).sum();
-        let offered_load = (tcp_peak_bps + open_loop_mbps * 1e6) / self.core_bps;
+        let offered_load = (tcp_peak_bps + other_mbps * 1e6) / self.core_bps;
         let access_arr = self.access_arrivals - self.access_at_warm.0;
         let access_drop = self.access_drops - self.access_at_warm.1;
         let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
-        let tx_time_s = pkt_bits / self.core_bps;
-        let _ = tx_time_s;
         let mean_rtt_ms = if n > 0 { self.rtt_s.iter().sum::<f64>() / n as f64 * 1000.0 } else { f64::NAN };
         let events = self.events.executed as f64;
+        let short_fct = self.short.as_ref().map_or((f64::NAN, f64::NAN), |s| s.fct_ms());
         let summary = vec![
             ("utilization", utilization),
             ("goodput_mbps", goodput_mbps),
@@ -552,6 +631,10 @@ impl<'c> World<'c> {
                 if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
             }),
             ("mean_rtt_ms", mean_rtt_ms),
+            ("short_flows", self.short.as_ref().map_or(0.0, |s| s.measured_started as f64)),
+            ("short_flows_done", self.short.as_ref().map_or(0.0, |s| s.measured_done as f64)),
+            ("short_afct_ms", short_fct.0),
+            ("short_p99_fct_ms", short_fct.1),
             ("bottleneck_arrivals", c.arrivals as f64),
             ("bottleneck_drops", c.drops as f64),
             ("bottleneck_pkts", c.tx_pkts as f64),

@@ -10,6 +10,9 @@
 //! - a timeout halves ssthresh, sets cwnd to 1 and goes back to the first unacknowledged packet
 //!   (go-back-N); duplicate ACKs caused by those retransmissions cannot trigger fast retransmit.
 //!
+//! A sender sends forever (a long-lived flow) unless given a size (`with_size`): a short flow
+//! sends packets 0..size and is finished once all are acknowledged.
+//!
 //! The sender does not schedule events itself: it appends the sequences to transmit to `out`
 //! and exposes its timer deadlines (`rto_deadline`, `send_deadline`), which the world turns
 //! into (lazily rescheduled) events.
@@ -54,6 +57,8 @@ pub struct TcpSender {
     pub send_deadline: Option<Time>,
     next_release: Time,
     rng: SimRng,
+    /// Packets to send in all (i64::MAX = unbounded).
+    size_pkts: i64,
     pub stats: SenderStats,
 }
 
@@ -73,8 +78,20 @@ impl TcpSender {
             send_deadline: None,
             next_release: 0,
             rng,
+            size_pkts: i64::MAX,
             stats: SenderStats::default(),
         }
+    }
+
+    /// A finite transfer of `size_pkts` packets (a short flow).
+    pub fn with_size(mut self, size_pkts: i64) -> Self {
+        self.size_pkts = size_pkts;
+        self
+    }
+
+    /// Every packet of a finite transfer is acknowledged.
+    pub fn finished(&self) -> bool {
+        self.st.highest_ack >= self.size_pkts - 1
     }
 
     pub fn srtt_s(&self) -> Option<f64> {
@@ -136,7 +153,7 @@ impl TcpSender {
     }
 
     fn can_send(&self) -> bool {
-        self.st.t_seqno <= self.st.highest_ack + self.st.window()
+        self.st.t_seqno <= self.st.highest_ack + self.st.window() && self.st.t_seqno < self.size_pkts
     }
 
     /// Mean gap between releases for paced and Poisson senders: srtt / window.
@@ -189,12 +206,15 @@ impl TcpSender {
         self.send_deadline = None;
         if self.release == Release::Poisson && self.srtt_s.is_some() {
             let in_flight = self.st.t_seqno - self.st.highest_ack - 1;
-            if (in_flight as f64) < 2.0 * self.st.wmax {
+            if (in_flight as f64) < 2.0 * self.st.wmax && self.st.t_seqno < self.size_pkts {
                 let seq = self.st.t_seqno;
                 self.output(now, seq, out);
                 self.st.t_seqno += 1;
             }
-            self.send_deadline = Some(now + self.poisson_gap());
+            // A finished transfer stops its clock (a timeout's go-back-N restarts it).
+            if self.st.t_seqno < self.size_pkts {
+                self.send_deadline = Some(now + self.poisson_gap());
+            }
         } else {
             self.send_much(now, self.p.max_burst, out);
         }
@@ -242,7 +262,7 @@ impl TcpSender {
             } else if self.st.dupacks < 3 && self.p.limited_transmit {
                 let t = self.st.t_seqno;
                 let limit = self.st.highest_ack as f64 + self.st.cwnd + self.st.dupacks as f64;
-                if t <= self.st.highest_ack + self.st.wmax as i64 && (t as f64) <= limit {
+                if t <= self.st.highest_ack + self.st.wmax as i64 && (t as f64) <= limit && t < self.size_pkts {
                     self.output(now, t, out);
                     self.st.t_seqno += 1;
                 }
@@ -315,9 +335,15 @@ mod tests {
     /// A lossless-except-`drops` path with a 100 ms RTT and 1 ms between packets; returns the
     /// retransmitted sequences (in order) and the number of timeouts until `until` is acked.
     fn recover(variant: &str, drops: &[i64], until: i64) -> (Vec<i64>, u64) {
+        let s = TcpSender::new(variant, params(), stream(1, Stream::Sender, 0));
+        let (retx, timeouts, _) = drive(s, drops, until);
+        (retx, timeouts)
+    }
+
+    /// `recover` for a given sender; also returns every sequence sent.
+    fn drive(mut s: TcpSender, drops: &[i64], until: i64) -> (Vec<i64>, u64, HashSet<i64>) {
         const RTT: Time = 100_000_000_000;
         const GAP: Time = 1_000_000_000;
-        let mut s = TcpSender::new(variant, params(), stream(1, Stream::Sender, 0));
         let mut r = TcpReceiver::new(false, 0);
         let mut dropped: HashSet<i64> = HashSet::new();
         let mut wire: VecDeque<(Time, i64)> = VecDeque::new(); // (arrival at receiver, seq)
@@ -340,7 +366,7 @@ mod tests {
                 wire.push_back((last_tx + RTT / 2, seq));
             }
             if s.st.highest_ack >= until {
-                return (retx, s.stats.timeouts);
+                return (retx, s.stats.timeouts, sent);
             }
             let next_data = wire.front().map(|w| w.0);
             let next_ack = acks.front().map(|a| a.0);
@@ -383,6 +409,17 @@ mod tests {
             let (retx, timeouts) = recover(v, &[4], 40);
             assert_eq!(retx, vec![4], "{v}");
             assert_eq!(timeouts, 0, "{v}");
+        }
+    }
+
+    #[test]
+    fn a_sized_transfer_sends_exactly_its_packets_and_finishes() {
+        for v in ["reno", "newreno", "paced"] {
+            let s = TcpSender::new(v, params(), stream(1, Stream::Sender, 0)).with_size(14);
+            assert!(!s.finished());
+            let (retx, _, sent) = drive(s, &[3, 13], 13);
+            assert_eq!(sent, (0..14).collect::<HashSet<i64>>(), "{v}: packets 0..14 and nothing beyond");
+            assert!(retx.contains(&3) && retx.contains(&13), "{v}: both losses repaired");
         }
     }
 
