@@ -25,7 +25,7 @@ AGENTS = {"reno": "Reno", "newreno": "Newreno"}  # our variant -> ns-2's Agent/T
 # access links, open-loop sources, controllers or delayed ACKs).
 MAPPED = ("tcp", "flows", "buffer_pkts", "wmax_pkts", "core_mbps", "rtt_ms", "rtt_spread_ms", "pkt_bytes",
           "duration_s", "warmup_s", "seed", "start_window_s", "init_cwnd_pkts", "min_rto_ms", "max_rto_s",
-          "init_rto_s", "tick_ms", "limited_transmit", "max_burst_pkts")
+          "init_rto_s", "tick_ms", "limited_transmit", "max_burst_pkts", "short_mbps", "short_flow_pkts")
 IGNORED = ("sample_interval_s", "trace_max_events", "trace_start_s")  # outputs only
 
 

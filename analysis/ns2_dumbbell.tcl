@@ -45,13 +45,68 @@ for {set i 0} {$i < $N} {incr i} {
   $ftp attach-agent $tcp
   $ns at [expr [$rng uniform 0 1] * $opt(start_window_s)] "$ftp start"
 }
-set bytes_at_warmup 0
-proc warm {} { global qm bytes_at_warmup; set bytes_at_warmup [$qm set bdepartures_] }
+# Short flows (short_mbps > 0): Poisson arrivals of short_flow_pkts-packet transfers from 50
+# source nodes whose RTTs are drawn as the long flows'. Creating an agent pair per transfer
+# would mean tens of thousands of agents, so pairs are pooled per node: a finished pair is reset
+# and reused, 2 s after its transfer ended so that no late packet of it meets the next one.
+set short_nodes 50
+if {$opt(short_mbps) > 0} {
+  set ds [$ns node]
+  $ns duplex-link $r1 $ds 100Gb 0ms DropTail
+  $ns queue-limit $r1 $ds 1000000
+  $ns queue-limit $ds $r1 1000000
+  for {set k 0} {$k < $short_nodes} {incr k} {
+    set sn($k) [$ns node]
+    set rtt [expr $opt(rtt_ms) + ([$rng uniform 0 1] - 0.5) * $opt(rtt_spread_ms)]
+    $ns duplex-link $sn($k) $r0 100Gb [expr $rtt / 2.0]ms DropTail
+    $ns queue-limit $sn($k) $r0 1000000
+    $ns queue-limit $r0 $sn($k) 1000000
+    set pool($k) {}
+  }
+  set short_gap_s [expr $opt(short_flow_pkts) * $opt(pkt_bytes) * 8.0 / ($opt(short_mbps) * 1e6)]
+  set short_started 0
+  set short_done 0
+  proc short_arrival {} {
+    global ns rng opt short_nodes sn ds pool short_gap_s short_started
+    set k [expr int([$rng uniform 0 $short_nodes])]
+    if {[llength $pool($k)] > 0} {
+      lassign [lindex $pool($k) 0] tcp sink
+      set pool($k) [lrange $pool($k) 1 end]
+      $tcp reset
+      $sink reset
+    } else {
+      set tcp [new Agent/TCP/$opt(agent)]
+      $ns attach-agent $sn($k) $tcp
+      set sink [new Agent/TCPSink]
+      $ns attach-agent $ds $sink
+      $ns connect $tcp $sink
+      $tcp proc done {} "short_finished $k $tcp $sink"
+    }
+    incr short_started
+    # ns-2 sends sequence numbers 0..curseq_, so advanceby n sends n + 1 packets (measured).
+    $tcp advanceby [expr $opt(short_flow_pkts) - 1]
+    $ns at [expr [$ns now] + [$rng exponential $short_gap_s]] "short_arrival"
+  }
+  proc short_finished {k tcp sink} {
+    global ns short_done
+    incr short_done
+    $ns at [expr [$ns now] + 2.0] "lappend pool($k) {$tcp $sink}"
+  }
+  $ns at [$rng exponential $short_gap_s] "short_arrival"
+}
+# Packets, not bytes: the queue monitor's byte counter is a 32-bit int and wraps after 2 GB
+# (under 2 minutes at 400 Mb/s); every data packet is pkt_bytes long.
+set pkts_at_warmup 0
+proc warm {} { global qm pkts_at_warmup; set pkts_at_warmup [$qm set pdepartures_] }
 proc finish {} {
-  global qm bytes_at_warmup opt
-  set bits [expr ([$qm set bdepartures_] - $bytes_at_warmup) * 8.0]
+  global qm pkts_at_warmup opt
+  set bits [expr ([$qm set pdepartures_] - $pkts_at_warmup) * $opt(pkt_bytes) * 8.0]
   puts [format "utilization %.6f drops %d" \
     [expr $bits / ($opt(core_mbps) * 1e6 * ($opt(duration_s) - $opt(warmup_s)))] [$qm set pdrops_]]
+  if {$opt(short_mbps) > 0} {
+    global short_started short_done
+    puts "short_flows $short_started short_done $short_done"
+  }
   exit 0
 }
 $ns at $opt(warmup_s) "warm"

@@ -9,7 +9,7 @@ import pytest
 
 import sim
 from analysis import ns2
-from analysis.reproduce import STANFORD_FLOWS
+from analysis.reproduce import FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_FLOWS
 
 
 def test_unsupported_fields_are_named():
@@ -19,6 +19,16 @@ def test_unsupported_fields_are_named():
         ns2.ns2_args(sim.SimConfig(tcp="paced"))
     with pytest.raises(ValueError, match="^seed: the ns-2 cross-check needs seed >= 1"):
         ns2.ns2_args(sim.SimConfig(seed=0))
+
+
+@pytest.mark.skipif(not ns2.available(), reason="ns-2 not installed (Debian: apt-get install ns2)")
+def test_ns2_short_flows_offer_their_load():
+    # Short flows alone on an uncongested link: ns-2's pooled agents carry the configured 20%.
+    cfg = sim.SimConfig(tcp="reno", flows=0, short_mbps=20.0, short_flow_pkts=14, core_mbps=100.0,
+                        buffer_pkts=10_000, rtt_ms=80.0, rtt_spread_ms=80.0, duration_s=30.0, warmup_s=5.0)
+    theirs = ns2.utilization(cfg)
+    ours = sim.run(cfg).summary.column("utilization")[0].as_py()
+    assert theirs == pytest.approx(0.20, rel=0.05) and ours == pytest.approx(0.20, rel=0.05)
 
 
 def test_args_carry_every_mapped_field():
@@ -32,6 +42,8 @@ def test_args_carry_every_mapped_field():
 def test_stored_reference_is_complete():
     stanford = ns2.load_reference("stanford_min_buffer")
     assert stanford and all(isinstance(stanford["min_buffer_pkts"][str(n)], int) for n in STANFORD_FLOWS)
+    fig12 = ns2.load_reference(FIG12_NAME)
+    assert fig12 and all(0 < fig12["half_rule_utilization"][str(n)] <= 1 for n in FIG12_HALF_RULE_FLOWS)
     dick = ns2.load_reference("dick_table")
     assert dick and all(len(dick[tcp]) == 16 and all(0 < u <= 1 for u in dick[tcp].values())
                         for tcp in ("reno", "newreno"))
