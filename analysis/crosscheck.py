@@ -11,8 +11,9 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from analysis import ns2, rules
-from analysis.reproduce import (STANFORD_CORE_MBPS, STANFORD_FLOWS, STANFORD_PROFILES, STANFORD_RTT_MS,
-                                STANFORD_SEEDS, stanford_overrides)
+from analysis.reproduce import (FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_CORE_MBPS, STANFORD_FLOWS,
+                                STANFORD_PROFILES, STANFORD_RTT_MS, STANFORD_SEEDS, fig12_half_rule_points,
+                                fig12_overrides, stanford_overrides)
 from sim import SimConfig
 from sweeps.api import JobList, compose_config
 from sweeps.precheck import CONF_DIR
@@ -33,6 +34,17 @@ def stanford_min_buffer() -> dict[str, Any]:
             "min_buffer_pkts": {str(s.point["flows"]): s.min_buffer_pkts for s in searches}}
 
 
+def stanford_min_buffer_fig12() -> dict[str, Any]:
+    """ns-2's utilization with half the rule's buffer in the paper's Fig. 12 set-up (mean of the seeds):
+    a bisection at 400 Mb/s would take hours of ns-2, and this alone says whether the need scales as
+    1/sqrt(N) (flat) or faster (rising)."""
+    points = fig12_half_rule_points()
+    util = ns2.utilizations(_configs(fig12_overrides("results"), points))
+    k = len(STANFORD_SEEDS)
+    return {"seeds": list(STANFORD_SEEDS), "half_rule_utilization": {
+        str(n): sum(u for p, u in zip(points, util) if p["flows"] == n) / k for n in FIG12_HALF_RULE_FLOWS}}
+
+
 def dick_table() -> dict[str, Any]:
     """ns-2's utilization (mean of the sweep's seeds) at every row of Dick's table, Reno and NewReno."""
     sweep = OmegaConf.load(CONF_DIR / "experiment" / "dick_table.yaml").hydra.sweeper.params
@@ -51,6 +63,7 @@ def dick_table() -> dict[str, Any]:
 
 CROSSCHECKS: dict[str, Callable[[], dict[str, Any]]] = {
     "stanford_min_buffer": stanford_min_buffer,
+    FIG12_NAME: stanford_min_buffer_fig12,
     "dick_table": dick_table,
 }
 

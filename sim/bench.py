@@ -32,6 +32,10 @@ for _n in (10, 100, 1000, 10_000):
     SCENARIOS[f"scaling {_n} flows, {2 * _n} Mb/s"] = dict(
         tcp="newreno", flows=_n, core_mbps=2.0 * _n, buffer_pkts=max(20, _n // 10), wmax_pkts=32, rtt_ms=100,
         rtt_spread_ms=50, duration_s=max(10.0, 5e6 / (2.0 * _n * 1e6 / 8000)), warmup_s=2, start_window_s=1)
+# The traffic mix of Appenzeller et al.'s Fig. 12: ~200,000 short flows (slot reuse keeps memory flat).
+SCENARIOS["400Mb/s 300 long + 80Mb/s short flows B=129 reno"] = dict(
+    tcp="reno", flows=300, buffer_pkts=129, core_mbps=400, short_mbps=80, rtt_ms=80, rtt_spread_ms=80,
+    wmax_pkts=100_000, duration_s=300, warmup_s=30, start_window_s=5)
 SCENARIOS["memory: 10000 flows, 1 Gb/s"] = dict(
     tcp="newreno", flows=10_000, buffer_pkts=100, core_mbps=1000, rtt_ms=100, rtt_spread_ms=50,
     wmax_pkts=10_000, duration_s=30, warmup_s=5, start_window_s=5)

@@ -67,7 +67,7 @@ class SimConfig:
     """Open-loop packet size; None = pkt_bytes."""
     short_mbps: float = 0.0
     """Offered load of short TCP flows (Poisson arrivals of short_flow_pkts-packet transfers of
-    the same variant, RTTs drawn as the long flows'); 0 = none."""
+    the same variant, RTTs uniform in rtt_ms +/- rtt_spread_ms / 2); 0 = none."""
     short_flow_pkts: int = 14
     """Size of each short flow (Appenzeller et al.'s 14-packet flows)."""
     controller: str = "none"

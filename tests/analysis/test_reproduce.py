@@ -7,7 +7,9 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
-from analysis.reproduce import REPRODUCTIONS, reproduce
+from analysis import rules
+from analysis.reproduce import (FIG12_CORE_MBPS, FIG12_FLOWS, FIG12_HALF_RULE_FLOWS, REPRODUCTIONS, STANFORD_RTT_MS,
+                                reproduce)
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +68,61 @@ def test_stanford_min_buffer(tmp_path):
     # ns-2 2.35 on the same set-up (stored by `python -m analysis crosscheck`) needs about what we need.
     assert all(0.8 <= rows[n][8] <= 1.25 for n in rows if n >= 100), {n: rows[n][8] for n in rows}
     assert re.search(r"ns-2 2.35 itself, run on the same set-up .* a log-log slope of -\d\.\d\d", report.reading)
+    # The paper's own 95% figure (Fig. 12: 400 Mb/s with 20% short flows), searched the same way.
+    fig12 = _fig12_table(report.notes)
+    assert sorted(fig12) == list(FIG12_FLOWS) and None not in fig12.values()
+    assert all(fig12[n] <= rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n) for n in FIG12_FLOWS if n >= 200)
+    assert [fig12[n] for n in FIG12_FLOWS if n >= 100] == sorted((fig12[n] for n in FIG12_FLOWS if n >= 100),
+                                                                  reverse=True)
+    assert re.search(r"In the paper's Fig. 12 set-up .* The log-log slope for N >= 100 is -\d\.\d\d", report.reading)
+    half = _half_rule_table(report.notes)
+    assert sorted(half) == list(FIG12_HALF_RULE_FLOWS)
+    assert all(0.85 < ours < 1 for ours, _ in half.values())
+    # ns-2 on the same set-up (stored by `python -m analysis crosscheck stanford_min_buffer_fig12`).
+    assert all(theirs is not None and abs(ours - theirs) <= 0.02 for ours, theirs in half.values()), half
     plot()
-    assert len(plt.gcf().axes) == 2
+    axes = plt.gcf().axes
+    assert len(axes) == 4
+    assert [ax.get_title()[:3] for ax in axes] == ["(a)", "(b)", "(c)", "(d)"]
+    assert all("flows" in ax.get_xlabel() and ax.get_ylabel() for ax in axes)
+    plt.close("all")
+
+
+def _rows_after(notes: list[str], heading: str) -> list[list[str]]:
+    """The cells of the Markdown table that follows the note starting with `heading`."""
+    start = next(k for k, line in enumerate(notes) if line.startswith(heading))
+    rows = []
+    for line in notes[start + 1:]:
+        if line.startswith("|") and not line.startswith("|---"):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+        elif rows and not line.startswith("|"):
+            break
+    return rows[1:]  # without the header
+
+
+def _fig12_table(notes: list[str]) -> dict[int, int | None]:
+    rows = _rows_after(notes, "The paper's Fig. 12 set-up")
+    return {int(r[0]): None if r[2] == "n/a" else int(r[2]) for r in rows}
+
+
+def _half_rule_table(notes: list[str]) -> dict[int, tuple[float, float | None]]:
+    rows = _rows_after(notes, "Utilization with a buffer of 0.5 x")
+    return {int(r[0]): (float(r[2]), None if r[3] == "n/a" else float(r[3])) for r in rows}
+
+
+def test_appenzeller_fig13(tmp_path):
+    report, plot = REPRODUCTIONS["appenzeller_fig13"](str(tmp_path / "results"), False)
+    # flows -> [n, BDP pkts, rule pkts, AFCT bdp, AFCT rule, ratio, delay bdp, delay rule, util bdp, util rule]
+    rows = {r[0]: r for r in report.rows}
+    assert sorted(rows) == [50, 100, 200, 300, 400, 500]
+    for n, r in rows.items():
+        assert r[1] == 4000 and r[2] == round(4000 / n ** 0.5)
+        # A 14-packet flow needs ~2.5 round trips (200 ms at the mean RTT) plus queueing.
+        assert 200 < r[4] < r[3] < 700, r  # shorter with the small buffer, as the paper shows
+        assert r[7] < r[6]  # because queueing delay is lower
+        assert r[9] > 0.9 and r[8] > 0.95
+    assert re.search(r"complete faster at every n, as in the paper", report.reading)
+    plot()
+    ax = plt.gcf().axes[0]
+    assert "ms" in ax.get_ylabel() and "flows" in ax.get_xlabel() and len(ax.get_legend().get_texts()) == 2
     plt.close("all")
