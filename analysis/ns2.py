@@ -41,6 +41,9 @@ def ns2_args(cfg: SimConfig) -> list[str]:
             raise ValueError(f"{f.name}: the ns-2 cross-check supports only the default ({getattr(default, f.name)!r})")
     if cfg.seed < 1:
         raise ValueError(f"seed: the ns-2 cross-check needs seed >= 1 (ns-2 seeds 0 from the clock), got {cfg.seed}")
+    if cfg.short_mbps > 0 and cfg.short_flow_pkts < 2:
+        # The script sends n packets with `advanceby n - 1`; `advanceby 0` does not reopen a reused agent.
+        raise ValueError(f"short_flow_pkts: the ns-2 cross-check needs >= 2, got {cfg.short_flow_pkts}")
     if cfg.tcp not in AGENTS:
         raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {cfg.tcp!r}")
     args = ["agent", AGENTS[cfg.tcp]]

@@ -19,6 +19,8 @@ def test_unsupported_fields_are_named():
         ns2.ns2_args(sim.SimConfig(tcp="paced"))
     with pytest.raises(ValueError, match="^seed: the ns-2 cross-check needs seed >= 1"):
         ns2.ns2_args(sim.SimConfig(seed=0))
+    with pytest.raises(ValueError, match="^short_flow_pkts: the ns-2 cross-check needs >= 2"):
+        ns2.ns2_args(sim.SimConfig(short_mbps=1.0, short_flow_pkts=1))
 
 
 @pytest.mark.skipif(not ns2.available(), reason="ns-2 not installed (Debian: apt-get install ns2)")
