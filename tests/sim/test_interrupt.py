@@ -37,6 +37,6 @@ def test_ctrl_c_stops_a_run():
         proc.wait()
         parent = signal.pthread_sigmask(signal.SIG_BLOCK, set())
         raise AssertionError(f"no exit 30 s after SIGINT; parent's blocked signals {parent}; child: "
-                             + "; ".join(line for line in status.splitlines() if line.startswith(("State", "Sig"))))
+                             + "; ".join(line for line in status.splitlines() if line.startswith(("State", "Sig")))) from None
     assert proc.returncode == 3, out
     assert float(out.split()[-1]) < 5  # it did not run the 100,000 simulated seconds
