@@ -12,6 +12,14 @@ from sweeps.store import SCHEMAS, TABLES, Store
 DEFAULT_RESULTS = "results"
 
 
+def ok_run_values(results_dir: str | Path, run_ids: list[str], *columns: str) -> dict[str, tuple]:
+    """`columns` (names from our code, not user input) of the runs among `run_ids` that completed ok,
+    by run_id: how reproductions and searches read back the jobs they just ran."""
+    rows = connect(results_dir).execute(f"SELECT run_id, {', '.join(columns)} FROM runs "
+                                        "WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'", [run_ids]).fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
 def connect(results_dir: str | Path = DEFAULT_RESULTS) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets.
     Tables without files yet are empty views with the documented schema."""

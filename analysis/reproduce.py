@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import sim  # noqa: E402
 from analysis import ns2, papers, rules  # noqa: E402
-from analysis.db import connect  # noqa: E402
+from analysis.db import connect, ok_run_values  # noqa: E402
 from analysis.search import min_buffer_search  # noqa: E402
 from sweeps.api import run_points  # noqa: E402
 
@@ -200,9 +200,7 @@ def enachescu_fig2a(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
     points = [{"tcp.name": tcp, "flows": n, "core_mbps": round(n * 3.2, 3), "seed": seed}
               for tcp in ("reno", "paced") for n in FIG2A_FLOWS for seed in (1, 2)]
     rc, run_ids = _run_jobs(base, points)
-    con = connect(results)
-    got = dict(con.execute("SELECT run_id, [utilization, effective_utilization] FROM runs WHERE run_id IN "
-                           "(SELECT unnest(?)) AND status = 'ok'", [run_ids]).fetchall())
+    got = ok_run_values(results, run_ids, "utilization", "effective_utilization")
     series: dict[str, list[tuple[int, float, float, float]]] = {}
     for tcp in ("reno", "paced"):
         for n in FIG2A_FLOWS:
@@ -301,12 +299,10 @@ def enachescu_fig3b(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
         for b in (5, log_b):  # constant, then logarithmic
             points.append({"wmax_pkts": w, "core_mbps": c, "buffer_pkts": b})
     rc, run_ids = _run_jobs(base, points)
-    con = connect(results)
-    got = dict(con.execute("SELECT run_id, utilization FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
-                           [run_ids]).fetchall())
+    got = ok_run_values(results, run_ids, "utilization")
     rows, const, logs = [], [], []
     for k, w in enumerate(FIG3B_WMAX):
-        uc, ul = got.get(run_ids[2 * k], math.nan), got.get(run_ids[2 * k + 1], math.nan)
+        uc, ul = (got.get(run_ids[2 * k + j], (math.nan,))[0] for j in (0, 1))
         const.append(uc)
         logs.append(ul)
         rows.append([w, points[2 * k]["core_mbps"], points[2 * k + 1]["buffer_pkts"], uc, ul,
@@ -458,14 +454,20 @@ FIG12_HALF_RULE_FLOWS = (100, 200, 300, 500)
 buffer scales as 1/sqrt(n), rising with n if it falls faster."""
 
 
-def fig12_overrides(results: str) -> list[str]:
-    return stanford_overrides(results, FIG12_NAME, [f"short_mbps={FIG12_SHORT_MBPS:g}", "short_flow_pkts=14"],
+def fig12_overrides(results: str, name: str = FIG12_NAME) -> list[str]:
+    """The Fig. 12 traffic mix (also the set-up of Fig. 13)."""
+    return stanford_overrides(results, name, [f"short_mbps={FIG12_SHORT_MBPS:g}", "short_flow_pkts=14"],
                               FIG12_CORE_MBPS)
 
 
+def fig12_rule_pkts(n: int) -> float:
+    """RTT x C / sqrt(n) on the Fig. 12 link, n counting the long flows."""
+    return rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)
+
+
 def fig12_half_rule_points() -> list[dict[str, Any]]:
-    return [{"flows": n, "buffer_pkts": round(0.5 * rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)),
-             "seed": seed} for n in FIG12_HALF_RULE_FLOWS for seed in STANFORD_SEEDS]
+    return [{"flows": n, "buffer_pkts": round(0.5 * fig12_rule_pkts(n)), "seed": seed}
+            for n in FIG12_HALF_RULE_FLOWS for seed in STANFORD_SEEDS]
 
 
 @dataclass
@@ -482,7 +484,7 @@ class Fig12:
 
 def _fig12(results: str, rerun: bool) -> Fig12:
     base = fig12_overrides(results) + (["force=true"] if rerun else [])
-    hi = [math.ceil(2 * rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)) for n in FIG12_FLOWS]
+    hi = [math.ceil(2 * fig12_rule_pkts(n)) for n in FIG12_FLOWS]
     searches = min_buffer_search(base, [{"flows": n} for n in FIG12_FLOWS], 0.95, hi, STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
     con = connect(results)
@@ -491,9 +493,8 @@ def _fig12(results: str, rerun: bool) -> Fig12:
                              [FIG12_NAME, n, b]).fetchone() for n, b in found.items()}
     points = fig12_half_rule_points()
     rc, run_ids = run_points(base, points)
-    util = dict(con.execute("SELECT run_id, utilization FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
-                            [run_ids]).fetchall())
-    half = {n: _mean_sd([util[r] for p, r in zip(points, run_ids) if p["flows"] == n and r in util])[0]
+    util = ok_run_values(results, run_ids, "utilization")
+    half = {n: _mean_sd([util[r][0] for p, r in zip(points, run_ids) if p["flows"] == n and r in util])[0]
             for n in FIG12_HALF_RULE_FLOWS}
     return Fig12(found, at_min, half, rc)
 
@@ -658,7 +659,7 @@ def _stanford_ns2_reading(rows: list[list[Any]], ns2_fit: float, big_n: list[int
 def _plot_fig12(axes: Any, fig12: Fig12, ns2_half: dict[int, float | None]) -> None:
     """(c) the Fig. 12 minimum buffers against the rule lines; (d) utilization at half the rule."""
     ax_c, ax_d = axes
-    rule = [rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n) for n in range(10, 501, 5)]
+    rule = [fig12_rule_pkts(n) for n in range(10, 501, 5)]
     pts = [(n, b) for n, b in fig12.found.items() if b]
     ax_c.plot([n for n, _ in pts], [b for _, b in pts], "o-", color="C2",
               label=f"ours, min RTO 200 ms; slope {fig12.slope():.2f} for N >= 100")
@@ -693,7 +694,7 @@ def _fig12_notes(fig12: Fig12, ns2_half: dict[int, float | None]) -> list[str]:
            "| long flows N | RTT x C / sqrt(N) | min buffer for 95%, ours | / rule | mean cwnd of long flows (pkts) "
            "| loss rate | short-flow AFCT (ms) |", "|---|---|---|---|---|---|---|"]
     for n in FIG12_FLOWS:
-        rule = rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)
+        rule = fig12_rule_pkts(n)
         b = fig12.found[n]
         cwnd, loss, afct = fig12.at_min[n]
         out.append(f"| {n} | {rule:.0f} | {_fmt(b)} | {_fmt(None if b is None else b / rule)} | {_fmt(cwnd)} | "
@@ -703,18 +704,18 @@ def _fig12_notes(fig12: Fig12, ns2_half: dict[int, float | None]) -> list[str]:
     for n in FIG12_HALF_RULE_FLOWS:
         theirs = ns2_half.get(n)
         ours = fig12.half_rule[n]
-        b = round(0.5 * rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n))
+        b = round(0.5 * fig12_rule_pkts(n))
         out.append(f"| {n} | {b} | {_fmt(ours)} | {_fmt(theirs)} | {_fmt(None if theirs is None else ours - theirs)} |")
     return out
 
 
 def _fig12_reading(fig12: Fig12, ns2_half: dict[int, float | None]) -> str:
-    ratios = [fig12.found[n] / rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)
+    ratios = [fig12.found[n] / fig12_rule_pkts(n)
               for n in FIG12_FLOWS if n >= 200 and fig12.found[n]]
     half = [fig12.half_rule[n] for n in FIG12_HALF_RULE_FLOWS]
     diffs = [abs(fig12.half_rule[n] - u) for n, u in ns2_half.items() if u is not None]
     below = [n for n in FIG12_FLOWS if fig12.found[n] and
-             fig12.found[n] <= rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)]
+             fig12.found[n] <= fig12_rule_pkts(n)]
     sqrt_like = -0.75 <= fig12.slope() <= -0.25
     text = (
         f"In the paper's Fig. 12 set-up (400 Mb/s, 20% of it in short flows) the minimum buffer for 95% is at or "
@@ -748,17 +749,13 @@ FIG13_NAME = "appenzeller_fig13"
 
 def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     """AFCT of the 14-packet flows of the Fig. 12 mix with RTT x C and with RTT x C / sqrt(n) buffers."""
-    base = stanford_overrides(results, FIG13_NAME, [f"short_mbps={FIG12_SHORT_MBPS:g}", "short_flow_pkts=14"],
-                              FIG12_CORE_MBPS) + (["force=true"] if rerun else [])
+    base = fig12_overrides(results, FIG13_NAME) + (["force=true"] if rerun else [])
     rule_names = ("bdp", "stanford")
     points = [{"flows": n, "buffer_rule": r, "seed": seed} for n in FIG13_FLOWS for r in rule_names
               for seed in STANFORD_SEEDS]
     rc, run_ids = _run_jobs(base, points)
-    con = connect(results)
-    got = {r[0]: r[1:] for r in con.execute(
-        "SELECT run_id, short_afct_ms, utilization, mean_queue_delay_ms, buffer_pkts FROM runs "
-        "WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'", [run_ids]).fetchall()}
-    stats: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    got = ok_run_values(results, run_ids, "short_afct_ms", "utilization", "mean_queue_delay_ms", "buffer_pkts")
+    stats: dict[tuple[int, str], list[tuple]] = {}
     for p, r in zip(points, run_ids):
         if r in got:
             stats.setdefault((p["flows"], p["buffer_rule"]), []).append(got[r])

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.db import connect
+from analysis.db import ok_run_values
 from sweeps.api import run_points
 
 
@@ -47,13 +47,6 @@ class Search:
             self.lo = buffer_pkts
 
 
-def _utilization(results_dir: str, run_ids: list[str]) -> dict[str, float]:
-    con = connect(results_dir)
-    rows = con.execute("SELECT run_id, utilization FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
-                       [run_ids]).fetchall()
-    return dict(rows)
-
-
 def bisect(searches: list[Search], target: float, seeds: tuple[int, ...],
            measure: Callable[[list[tuple[Search, int, int]]], list[float]]) -> list[Search]:
     """Rounds of bisection over every unresolved search; `measure` runs one round's probes (one
@@ -77,6 +70,6 @@ def min_buffer_search(base_overrides: list[str], points: list[dict[str, Any]], t
     def on_ray(probes: list[tuple[Search, int, int]]) -> list[float]:
         status, run_ids = run_points(base_overrides, [{**s.point, "buffer_pkts": b, "seed": seed}
                                                       for s, b, seed in probes])
-        util = _utilization(results_dir, run_ids)
-        return [util.get(i, math.nan) for i in run_ids]
+        util = ok_run_values(results_dir, run_ids, "utilization")
+        return [util[i][0] if i in util else math.nan for i in run_ids]
     return bisect([Search(p, -1, h) for p, h in zip(points, hi)], target, seeds, on_ray)

@@ -24,7 +24,7 @@ struct Slot {
     one_way: Time,
     /// Data packets and ACKs of this flow still in queues, links or the return path.
     in_network: u64,
-    /// The receiver has every packet (the flow-completion time is recorded).
+    /// The receiver has every packet (its completion time is recorded, once).
     delivered: bool,
     busy: bool,
 }
@@ -162,7 +162,7 @@ impl ShortFlows {
     pub fn release_if_done(&mut self, conn: usize, sender_finished: bool) {
         let Some(k) = conn.checked_sub(self.first) else { return };
         let s = &mut self.slots[k];
-        if s.busy && s.delivered && sender_finished && s.in_network == 0 {
+        if s.busy && sender_finished && s.in_network == 0 {
             s.busy = false;
             self.free.push(k);
         }

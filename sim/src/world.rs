@@ -139,10 +139,9 @@ impl<'c> World<'c> {
         let senders = (0..n)
             .map(|f| TcpSender::new(&cfg.tcp, tcp_params, stream(seed, Stream::Sender, f as u64)))
             .collect();
-        let delack = from_secs(cfg.delack_ms / 1000.0);
-        let receivers = (0..n).map(|_| TcpReceiver::new(cfg.delayed_ack, delack)).collect();
+        let receivers = (0..n).map(|_| new_receiver(cfg)).collect();
         let access = match cfg.access_mbps {
-            Some(mbps) => (0..n).map(|_| Link::new(mbps * 1e6, Limit::Packets(cfg.access_buffer_pkts as u64))).collect(),
+            Some(_) => (0..n).map(|_| new_access_link(cfg)).collect(),
             None => Vec::new(),
         };
         let ack_lines = rtt_s.iter().map(|&r| DelayLine::new(from_secs(r))).collect();
@@ -458,15 +457,15 @@ impl<'c> World<'c> {
         self.events.push(self.now + gap, Event::ShortArrival);
         let f = flow.conn;
         let sender = TcpSender::new(&self.cfg.tcp, self.tcp_params, flow.sender_rng).with_size(size);
-        let receiver = TcpReceiver::new(self.cfg.delayed_ack, from_secs(self.cfg.delack_ms / 1000.0));
+        let receiver = new_receiver(self.cfg);
         let ack_line = DelayLine::new(from_secs(flow.rtt_s));
         if flow.fresh {
             debug_assert_eq!(f, self.senders.len());
             self.senders.push(sender);
             self.receivers.push(receiver);
             self.ack_lines.push(ack_line);
-            if let Some(mbps) = self.cfg.access_mbps {
-                self.access.push(Link::new(mbps * 1e6, Limit::Packets(self.cfg.access_buffer_pkts as u64)));
+            if self.cfg.access_mbps.is_some() {
+                self.access.push(new_access_link(self.cfg));
             }
             self.pending_rto.push(None);
             self.pending_send.push(None);
@@ -646,6 +645,17 @@ impl<'c> World<'c> {
         ];
         RunOutput { summary, timeseries: self.ts, flows, trace: self.trace, interrupted }
     }
+}
+
+/// A connection's receiver (long or short flow).
+fn new_receiver(cfg: &SimConfig) -> TcpReceiver {
+    TcpReceiver::new(cfg.delayed_ack, from_secs(cfg.delack_ms / 1000.0))
+}
+
+/// A sender's access link; only called when `access_mbps` is set.
+fn new_access_link(cfg: &SimConfig) -> Link {
+    let mbps = cfg.access_mbps.expect("access links only with access_mbps");
+    Link::new(mbps * 1e6, Limit::Packets(cfg.access_buffer_pkts as u64))
 }
 
 /// Runs a validated config to completion (no interruption).
