@@ -110,7 +110,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
-    q = sub.add_parser("sql", help="run a query over the views runs, timeseries, flows")
+    q = sub.add_parser("sql", help="run a query over the views runs, timeseries, flows, links")
     q.add_argument("query")
     q.add_argument("--results", default=DEFAULT_RESULTS)
     q.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")

@@ -17,16 +17,22 @@ from typing import Any
 
 from analysis.search import Search, bisect
 from sim import SimConfig
+from sim.result import config_row
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
 REFERENCE = Path(__file__).with_name("ns2_reference.json")
-AGENTS = {"reno": "Reno", "newreno": "Newreno"}  # our variant -> ns-2's Agent/TCP/<name>
-# Fields the Tcl script maps to ns-2; every other field must keep its default (the script has no
-# access links, open-loop sources, controllers or delayed ACKs).
-MAPPED = ("tcp", "flows", "buffer_pkts", "wmax_pkts", "core_mbps", "rtt_ms", "rtt_spread_ms", "pkt_bytes",
-          "duration_s", "warmup_s", "seed", "start_window_s", "init_cwnd_pkts", "min_rto_ms", "max_rto_s",
-          "init_rto_s", "tick_ms", "limited_transmit", "max_burst_pkts", "short_mbps", "short_flow_pkts")
-IGNORED = ("sample_interval_s", "trace_max_events", "trace_start_s")  # outputs only
+AGENTS = {"reno": "Reno", "newreno": "Newreno"}  # our tcp preset -> ns-2's Agent/TCP/<name>
+# Config columns (see sim.result.config_row) the Tcl script maps to ns-2, by the script's argument
+# name; every other column must keep its default (the script has no access links, open-loop
+# sources, controllers, delayed ACKs or other topologies).
+MAPPED = {"tcp": "agent", "flows": "flows", "buffer_pkts": "buffer_pkts", "wmax_pkts": "wmax_pkts",
+          "core_mbps": "core_mbps", "rtt_ms": "rtt_ms", "rtt_spread_ms": "rtt_spread_ms", "pkt_bytes": "pkt_bytes",
+          "duration_s": "duration_s", "warmup_s": "warmup_s", "seed": "seed", "start_window_s": "start_window_s",
+          "tcp_init_cwnd_pkts": "init_cwnd_pkts", "tcp_min_rto_ms": "min_rto_ms", "tcp_max_rto_s": "max_rto_s",
+          "tcp_init_rto_s": "init_rto_s", "tcp_tick_ms": "tick_ms", "tcp_limited_transmit": "limited_transmit",
+          "tcp_max_burst_pkts": "max_burst_pkts", "short_mbps": "short_mbps", "short_flow_pkts": "short_flow_pkts"}
+COVERED = ("tcp_cc", "tcp_recovery", "tcp_release")  # by the agent, which the tcp preset picks
+IGNORED = ("engine_version", "sample_interval_s", "trace_max_events", "trace_start_s")  # outputs only
 
 
 def available() -> bool:
@@ -35,20 +41,20 @@ def available() -> bool:
 
 def ns2_args(cfg: SimConfig) -> list[str]:
     """The Tcl script's arguments for cfg; ValueError naming the first field ns-2 cannot mirror."""
-    default = SimConfig()
-    for f in dataclasses.fields(SimConfig):
-        if f.name not in MAPPED and f.name not in IGNORED and getattr(cfg, f.name) != getattr(default, f.name):
-            raise ValueError(f"{f.name}: the ns-2 cross-check supports only the default ({getattr(default, f.name)!r})")
+    row, default = config_row(cfg), config_row(SimConfig())
+    for key, value in row.items():
+        if key not in MAPPED and key not in COVERED and key not in IGNORED and value != default[key]:
+            raise ValueError(f"{key}: the ns-2 cross-check supports only the default ({default[key]!r})")
     if cfg.seed < 1:
         raise ValueError(f"seed: the ns-2 cross-check needs seed >= 1 (ns-2 seeds 0 from the clock), got {cfg.seed}")
     if cfg.short_mbps > 0 and cfg.short_flow_pkts < 2:
         # The script sends n packets with `advanceby n - 1`; `advanceby 0` does not reopen a reused agent.
         raise ValueError(f"short_flow_pkts: the ns-2 cross-check needs >= 2, got {cfg.short_flow_pkts}")
-    if cfg.tcp not in AGENTS:
-        raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {cfg.tcp!r}")
-    args = ["agent", AGENTS[cfg.tcp]]
-    for name in MAPPED[1:]:
-        value = getattr(cfg, name)
+    if row["tcp"] not in AGENTS:
+        raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {row['tcp']!r}")
+    args = ["agent", AGENTS[row["tcp"]]]
+    for key, name in list(MAPPED.items())[1:]:
+        value = row[key]
         if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
             value = int(value)  # Tcl reads ns-2's integer variables (singledup_, windowInit_) strictly
         args += [name, str(value)]

@@ -197,15 +197,15 @@ def enachescu_fig2a(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
     base = [f"results_dir={results}", "name=enachescu_fig2a", "rtt_ms=100", "rtt_spread_ms=50", "wmax_pkts=32",
             "buffer_pkts=10", "duration_s=120", "warmup_s=40", "start_window_s=5"] + (["force=true"] if rerun else [])
     # Constant 80% peak load: C = N x wmax x 8000 bits / 100 ms / 0.8 (3.2 Mb/s per flow).
-    points = [{"tcp.name": tcp, "flows": n, "core_mbps": round(n * 3.2, 3), "seed": seed}
+    points = [{"tcp": tcp, "flows": n, "core_mbps": round(n * 3.2, 3), "seed": seed}
               for tcp in ("reno", "paced") for n in FIG2A_FLOWS for seed in (1, 2)]
     rc, run_ids = _run_jobs(base, points)
     got = ok_run_values(results, run_ids, "utilization", "effective_utilization")
     series: dict[str, list[tuple[int, float, float, float]]] = {}
     for tcp in ("reno", "paced"):
         for n in FIG2A_FLOWS:
-            us = [got[r][0] for p, r in zip(points, run_ids) if p["tcp.name"] == tcp and p["flows"] == n and r in got]
-            es = [got[r][1] for p, r in zip(points, run_ids) if p["tcp.name"] == tcp and p["flows"] == n and r in got]
+            us = [got[r][0] for p, r in zip(points, run_ids) if p["tcp"] == tcp and p["flows"] == n and r in got]
+            es = [got[r][1] for p, r in zip(points, run_ids) if p["tcp"] == tcp and p["flows"] == n and r in got]
             m, sd = _mean_sd(us)
             series.setdefault(tcp, []).append((n, m, sd, _mean_sd(es)[0]))
 

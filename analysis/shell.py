@@ -9,7 +9,7 @@ import duckdb
 
 
 class Shell(cmd.Cmd):
-    intro = "buffersweep SQL shell: views runs, timeseries, flows. End statements with ';'. .quit to leave."
+    intro = "buffersweep SQL shell: views runs, timeseries, flows, links. End statements with ';'. .quit to leave."
     prompt = "sql> "
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:

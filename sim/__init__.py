@@ -2,11 +2,11 @@
 
     import sim
     res = sim.run(tcp="paced", flows=40, buffer_pkts=10, wmax_pkts=32, core_mbps=100)
-    res.summary.to_pylist()[0]["utilization"]
+    res.metrics()["utilization"]
 """
 
 from sim._core import ENGINE_VERSION
-from sim.config import CONTROLLERS, VARIANTS, SimConfig
+from sim.config import CONTROLLERS, TOPOLOGIES, VARIANTS, SimConfig
 from sim.result import SimResult, run
 
-__all__ = ["ENGINE_VERSION", "CONTROLLERS", "VARIANTS", "SimConfig", "SimResult", "run"]
+__all__ = ["ENGINE_VERSION", "CONTROLLERS", "TOPOLOGIES", "VARIANTS", "SimConfig", "SimResult", "run"]

@@ -2,18 +2,33 @@
 
 Runs the reference scenarios, each in its own process so that peak RSS is per scenario, and
 prints simulated seconds, bottleneck packets and events per wall-second, wall time and peak RSS.
-Targets (one core of the 2-core dev machine): >= 2,000,000 bottleneck packets per wall-second
-on the first two; cost ~ packets x log(flows); memory O(flows + buffer): 10,000 flows < 500 MB.
+With `--baseline REF` (make bench passes the last commit before the engine's reshape), it also
+builds that commit's engine from this repository's history (`git archive` + `cargo build`, cached
+under .bench/) and runs old and new alternately, ROUNDS rounds, printing both side by side: the
+speed of a change is only meaningful against the old build on the same machine in the same minute.
+
+Targets (one core of the 2-core dev machine): >= 2,000,000 bottleneck packets per wall-second on
+the first two scenarios and on the parking lot (both links' packets); cost ~ packets x
+log(flows); memory O(flows + links + buffer): 10,000 flows < 500 MB.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import shutil
+import statistics
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUNDS = 3
 
 SCENARIOS: dict[str, dict] = {
     "dick 45Mb/s 60 flows B=73 newreno": dict(
@@ -39,34 +54,95 @@ SCENARIOS["400Mb/s 300 long + 80Mb/s short flows B=129 reno"] = dict(
 SCENARIOS["memory: 10000 flows, 1 Gb/s"] = dict(
     tcp="newreno", flows=10_000, buffer_pkts=100, core_mbps=1000, rtt_ms=100, rtt_spread_ms=50,
     wmax_pkts=10_000, duration_s=30, warmup_s=5, start_window_s=5)
+NEW_ONLY: dict[str, dict] = {
+    # Two 100 Mb/s links in series, 100 flows on each of the three routes (300 flows).
+    "parking lot 2 x 100Mb/s, 300 flows, B=100 newreno": dict(
+        tcp="newreno", flows=100, buffer_pkts=100, core_mbps=100, rtt_ms=100, rtt_spread_ms=50, wmax_pkts=10_000,
+        duration_s=100, warmup_s=10, start_window_s=5, topology="parking_lot"),
+}
 
 CHILD = """
 import json, resource, sys, sim
-m = sim.run(**json.loads(sys.argv[1])).metrics()
+res = sim.run(**json.loads(sys.argv[1]))
+m = res.metrics()
 m["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps(m))
+# Packets sent by every link of the topology (the old engine has one, in the summary).
+links = getattr(res, "links", None)
+m["link_pkts"] = sum(links.column("departures_total").to_pylist()) if links is not None else m["bottleneck_pkts"]
+print(json.dumps({k: v for k, v in m.items() if isinstance(v, (int, float, str))}))
 """
 
 
-def run_one(fields: dict) -> dict:
+def run_one(fields: dict, pythonpath: Path = ROOT) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(fields)], capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+                         check=True, env=env, cwd=pythonpath)
+    m = json.loads(out.stdout.strip().splitlines()[-1])
+    m["link_pkts_per_s"] = m["link_pkts"] / max(m["wall_s"], 1e-9)
+    return m
+
+
+def build_baseline(ref: str) -> Path:
+    """The `sim` package of commit `ref`, with its engine built: a directory to put on PYTHONPATH."""
+    sha = subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    tree = ROOT / ".bench" / f"baseline-{sha}"
+    ext = tree / "sim" / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
+    if ext.exists():
+        return tree
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", sha, "sim"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    Console(stderr=True).print(f"building the baseline engine of {sha} in {tree} (about 1 minute)...")
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--features", "python", "--manifest-path",
+                    str(tree / "sim" / "Cargo.toml")], check=True, env=dict(os.environ, CARGO_TARGET_DIR=str(tree / "target")))
+    shutil.copy(tree / "target" / "release" / "libsim_core.so", ext)
+    return tree
+
+
+def _median(runs: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def compare(baseline: Path) -> Table:
+    table = Table(title=f"engine benchmark: old ({baseline.name}) vs new, {ROUNDS} alternating rounds, median")
+    for col in ("scenario", "sim s", "util old/new", "pkts/s old", "pkts/s new", "new/old", "wall s new",
+                "RSS MB old", "RSS MB new"):
+        table.add_column(col, justify="left" if col == "scenario" else "right")
+    for name, fields in SCENARIOS.items():
+        old, new = [], []
+        for _ in range(ROUNDS):
+            old.append(run_one(fields, baseline))
+            new.append(run_one(fields))
+        po, pn = _median(old, "pkts_per_s"), _median(new, "pkts_per_s")
+        table.add_row(name, f"{fields['duration_s']:.0f}", f"{old[0]['utilization']:.4f}/{new[0]['utilization']:.4f}",
+                      f"{po:,.0f}", f"{pn:,.0f}", f"{pn / po:.3f}", f"{_median(new, 'wall_s'):.2f}",
+                      f"{_median(old, 'peak_rss_mb'):.0f}", f"{_median(new, 'peak_rss_mb'):.0f}")
+    return table
+
+
+def current() -> Table:
+    table = Table(title="engine benchmark (one core)")
+    for col in ("scenario", "sim s", "util", "link pkts/s", "ns/pkt", "events/s", "wall s", "peak RSS MB"):
+        table.add_column(col, justify="left" if col == "scenario" else "right")
+    for name, fields in {**SCENARIOS, **NEW_ONLY}.items():
+        m = run_one(fields)
+        table.add_row(name, f"{fields['duration_s']:.0f}", f"{m['utilization']:.3f}", f"{m['link_pkts_per_s']:,.0f}",
+                      f"{1e9 / m['link_pkts_per_s']:.0f}", f"{m['events_per_s']:,.0f}", f"{m['wall_s']:.2f}",
+                      f"{m['peak_rss_mb']:.0f}")
+    return table
 
 
 def main() -> None:
-    table = Table(title="sim engine benchmark (one core)")
-    for col in ("scenario", "sim s", "util", "bottleneck pkts/s", "ns/pkt", "events/s", "wall s", "peak RSS MB"):
-        table.add_column(col, justify="right" if col != "scenario" else "left")
-    console = Console(width=150)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="a git ref whose engine to run side by side (e.g. 0cd694d)")
+    args = parser.parse_args()
+    console = Console(width=160)
     with console.status("running scenarios..."):
-        for name, fields in SCENARIOS.items():
-            m = run_one(fields)
-            table.add_row(name, f"{fields['duration_s']:.0f}", f"{m['utilization']:.3f}",
-                          f"{m['pkts_per_s']:,.0f}", f"{1e9 / m['pkts_per_s']:.0f}", f"{m['events_per_s']:,.0f}",
-                          f"{m['wall_s']:.2f}",
-                          f"{m['peak_rss_mb']:.0f}")
-    console.print(table)
+        console.print(current())
+        if args.baseline:
+            console.print(compare(build_baseline(args.baseline)))
 
 
 if __name__ == "__main__":

@@ -1,116 +1,162 @@
-"""The run configuration: one typed record whose field names are the platform's parameter names
-(the sweep axes use the same ones). Validation lives in the engine (`validate()`), so the rules
-exist once; this module only gives the fields, their defaults and their units."""
+"""The run configuration as frozen dataclasses, generated at import from the engine's declaration
+(`sim.schema`), so a parameter is defined once, in Rust. `sim/config.pyi` is the same classes
+written out for type checkers and editors (`python -m sim.stubs` regenerates it; a test checks it).
+
+    SimConfig(tcp="paced", flows=40, buffer_pkts=10)
+    SimConfig(tcp={"cc": "newreno", "release": "paced", "init_cwnd_pkts": 10},
+              topology={"name": "parking_lot", "links": [{"rate_mbps": 50}, {"rate_mbps": 20}]})
+
+Constructing a SimConfig validates it in the engine (a ValueError names the dotted key and what
+is allowed) and fills in every default: sections given as a name or a mapping become their
+variant's dataclass, lists become tuples. Field metadata holds each parameter's unit, doc and
+allowed values.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
 
 from sim import _core
+from sim.schema import CONFIG, union_names, union_specs, unions
 
-VARIANTS: tuple[str, ...] = tuple(_core.variants())
-CONTROLLERS: tuple[str, ...] = tuple(_core.controllers())
+CLASSES: dict[str, type] = {}
+"""Every generated class by name: records (SimConfig, LinkConfig, ...) and union variants
+(TcpNewreno, TopologyParkingLot, ...)."""
+_VARIANTS: dict[tuple[str, str], type] = {}
 
 
-@dataclass(frozen=True)
-class SimConfig:
-    """A dumbbell of `flows` long-lived TCP flows (and optional short TCP flows and open-loop
-    traffic) through one drop-tail bottleneck. Defaults follow ns-2's one-way TCP agents where they apply."""
+def _camel(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_"))
 
-    tcp: str = "reno"
-    flows: int = 1
-    buffer_pkts: int = 100
-    """Bottleneck buffer in packets, not counting the one being transmitted (ns-2 DropTail)."""
-    buffer_bytes: int | None = None
-    """Byte-limited bottleneck buffer; overrides buffer_pkts when set."""
-    wmax_pkts: int = 64
-    """Receiver window cap."""
-    access_mbps: float | None = None
-    """Per-sender access link rate; None = senders attached straight to the bottleneck."""
-    access_buffer_pkts: int = 10_000
-    core_mbps: float = 100.0
-    rtt_ms: float = 100.0
-    """Two-way propagation delay of each flow (queueing excluded)."""
-    rtt_spread_ms: float = 0.0
-    """Flows' RTTs uniform in rtt_ms +/- rtt_spread_ms / 2."""
-    rtts_ms: tuple[float, ...] | None = None
-    """Explicit per-flow RTTs (one per flow); overrides rtt_ms and rtt_spread_ms."""
-    pkt_bytes: int = 1000
-    duration_s: float = 60.0
-    warmup_s: float = 10.0
-    """Metrics cover [warmup_s, duration_s]."""
-    seed: int = 1
-    start_window_s: float = 1.0
-    """Flows start at uniform random times in [0, start_window_s]."""
-    init_cwnd_pkts: float = 2.0
-    """ns-2 windowInit_ (2 since 2001)."""
-    init_ssthresh_pkts: float | None = None
-    """None = the receiver window, as ns-2."""
-    min_rto_ms: float = 200.0
-    max_rto_s: float = 60.0
-    init_rto_s: float = 3.0
-    tick_ms: float = 10.0
-    """RTT-sample granularity (ns-2 tcpTick_); 0 = exact."""
-    delayed_ack: bool = False
-    delack_ms: float = 100.0
-    limited_transmit: bool = True
-    """RFC 3042 (ns-2 singledup_ = 1)."""
-    max_burst_pkts: int = 0
-    """Packets released per ACK; 0 = unlimited (ns-2 maxburst_ = 0)."""
-    poisson_mbps: float = 0.0
-    """Open-loop Poisson traffic into the bottleneck."""
-    cbr_mbps: float = 0.0
-    """Open-loop constant-bit-rate traffic into the bottleneck."""
-    open_loop_bytes: int | None = None
-    """Open-loop packet size; None = pkt_bytes."""
-    short_mbps: float = 0.0
-    """Offered load of short TCP flows (Poisson arrivals of short_flow_pkts-packet transfers of
-    the same variant, RTTs uniform in rtt_ms +/- rtt_spread_ms / 2); 0 = none."""
-    short_flow_pkts: int = 14
-    """Size of each short flow (Appenzeller et al.'s 14-packet flows)."""
-    controller: str = "none"
-    """Buffer controller changing the bottleneck capacity during the run."""
-    controller_interval_ms: float = 100.0
-    buffer_schedule: tuple[tuple[float, int], ...] = ()
-    """(time_s, buffer_pkts) steps for controller="schedule"."""
-    sample_interval_s: float = 0.1
-    trace_max_events: int = 0
-    """Bottleneck event trace length; 0 = off."""
-    trace_start_s: float | None = None
-    """Trace from this time on; None = warmup_s."""
+
+def variant_class_name(union: str, variant: str) -> str:
+    return _camel(union) + _camel(variant)
+
+
+def _namespace(doc: str) -> dict[str, Any]:
+    # This module's name, so that instances pickle (the classes are this module's globals).
+    return {"__doc__": doc, "__module__": __name__}
+
+
+def _annotation(desc: dict[str, Any]) -> Any:
+    kind = desc["type"]
+    if kind == "optional":
+        return Optional[_annotation(desc["of"])]
+    if kind == "list":
+        return tuple[_annotation(desc["of"]), ...]
+    if kind == "record":
+        return _record(desc)
+    if kind == "union":
+        classes = tuple(_variant(desc, v) for v in desc["variants"])
+        return Union[classes] if len(classes) > 1 else classes[0]
+    return {"bool": bool, "int": int, "float": float, "str": str}[kind]
+
+
+def _field(spec: dict[str, Any]) -> tuple[str, Any, Any]:
+    default = from_value(spec["type"], spec["default"])
+    meta = {"unit": spec["unit"], "doc": spec["doc"], "allowed": spec["allowed"]}
+    return spec["key"], _annotation(spec["type"]), dataclasses.field(default=default, metadata=meta)
+
+
+def _record(desc: dict[str, Any], bases: tuple[type, ...] = ()) -> type:
+    name = desc["name"]
+    if name not in CLASSES:
+        CLASSES[name] = dataclasses.make_dataclass(name, [_field(s) for s in desc["fields"]], bases=bases,
+                                                   frozen=True, namespace=_namespace(desc["doc"]))
+    return CLASSES[name]
+
+
+def _variant(u: dict[str, Any], v: dict[str, Any]) -> type:
+    key = (u["name"], v["name"])
+    if key not in _VARIANTS:
+        name = variant_class_name(u["name"], v["name"])
+        tag = (u["tag"], str, dataclasses.field(default=v["name"], metadata={"unit": "", "doc": "", "allowed": ""}))
+        fields = [tag] + [_field(s) for s in u["common"] + v["fields"]]
+        doc = f"{u['name']} {v['name']}: {v['doc']}"
+        _VARIANTS[key] = CLASSES[name] = dataclasses.make_dataclass(name, fields, frozen=True,
+                                                                     namespace=_namespace(doc))
+    return _VARIANTS[key]
+
+
+def from_value(desc: dict[str, Any], v: Any) -> Any:
+    """A normalized value (as `_core.normalize` returns it) as the generated dataclasses."""
+    kind = desc["type"]
+    if v is None:
+        return None
+    if kind == "optional":
+        return from_value(desc["of"], v)
+    if kind == "list":
+        return tuple(from_value(desc["of"], x) for x in v)
+    if kind == "record":
+        return _record(desc)(**{s["key"]: from_value(s["type"], v[s["key"]]) for s in desc["fields"]})
+    if kind == "union":
+        variant = next(x for x in desc["variants"] if x["name"] == v[desc["tag"]])
+        specs = {s["key"]: s for s in union_specs(desc)}
+        return _variant(desc, variant)(**{k: from_value(specs[k]["type"], x) for k, x in v.items()})
+    if kind == "float" and isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    return v
+
+
+def to_value(x: Any) -> Any:
+    """Dataclasses, mappings and sequences (OmegaConf's included) as plain dicts and lists (what
+    the engine reads)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: to_value(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, Mapping):
+        return {k: to_value(v) for k, v in x.items()}
+    if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
+        return [to_value(v) for v in x]
+    return x
+
+
+_SECTIONS = unions()
+_MOVED = {f"{key}": f"{section}.{key}" for section, u in _SECTIONS.items() for key in
+          [s["key"] for s in union_specs(u)]}
+_MOVED.update({"controller_interval_ms": "controller.interval_ms", "buffer_schedule": "controller.steps"})
+
+
+class _SimConfigBase:
+    """What every SimConfig can do beyond holding its fields."""
+
+    def __post_init__(self) -> None:
+        out = _core.normalize(to_value(self))
+        for spec in CONFIG["fields"]:
+            object.__setattr__(self, spec["key"], from_value(spec["type"], out["config"][spec["key"]]))
+        object.__setattr__(self, "_labels", out["labels"])
+
+    @property
+    def labels(self) -> dict[str, str | None]:
+        """The label of each section: the tcp preset (or window law), the topology, the controller."""
+        return dict(self._labels)  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
-        # Field by field: dataclasses.asdict deep-copies every value and costs ~200 us, which
-        # dominates validating a 100,000-job grid.
-        d = {name: getattr(self, name) for name in _FIELDS}
-        d["rtts_ms"] = None if self.rtts_ms is None else [float(x) for x in self.rtts_ms]
-        d["buffer_schedule"] = [(float(t), int(b)) for t, b in self.buffer_schedule]
-        return d
+        """Every field as plain dicts and lists, defaults included."""
+        return to_value(self)
 
     def validate(self) -> SimConfig:
-        """Raises ValueError naming the field and its allowed range; returns self."""
-        try:
-            _core.validate(self.to_dict())
-        except TypeError as e:  # a value of the wrong type (e.g. a string for a number)
-            raise ValueError(f"invalid type in config: {e}") from None
-        return self
+        """A SimConfig is validated when it is built; returns self."""
+        return self  # type: ignore[return-value]
 
     @classmethod
     def from_fields(cls, **fields: Any) -> SimConfig:
-        """Builds a config from keyword fields, rejecting unknown names with a ValueError."""
-        unknown = sorted(set(fields) - _FIELD_SET)
-        if unknown:
-            raise ValueError(f"unknown field {unknown[0]!r}; allowed: {', '.join(sorted(_FIELD_SET))}")
-        if fields.get("rtts_ms") is not None:
-            fields["rtts_ms"] = tuple(fields["rtts_ms"])
-        if "buffer_schedule" in fields:
-            fields["buffer_schedule"] = tuple(tuple(s) for s in fields["buffer_schedule"])
-        return cls(**fields)
+        """Builds a config from keyword fields; an unknown name is a ValueError saying where a
+        known one moved (`init_cwnd_pkts` -> `tcp.init_cwnd_pkts`)."""
+        known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        for key in sorted(set(fields) - known):
+            moved = _MOVED.get(key)
+            hint = f"; it is {moved} now" if moved else ""
+            raise ValueError(f"{key}: unknown key{hint}; allowed: {', '.join(sorted(known))}")
+        return cls(**fields)  # type: ignore[return-value]
 
 
-_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SimConfig))
-_FIELD_SET = frozenset(_FIELDS)
+SimConfig = _record(CONFIG, bases=(_SimConfigBase,))
 
+VARIANTS: tuple[str, ...] = tuple(union_names(_SECTIONS["tcp"]))
+"""Names `tcp` accepts: presets (reno, newreno, paced, poisson), then window laws."""
+TOPOLOGIES: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["topology"]["variants"])
+CONTROLLERS: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["controller"]["variants"])
 
+globals().update(CLASSES)

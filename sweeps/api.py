@@ -12,6 +12,7 @@ from typing import Any
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
+from sweeps.grid import set_path
 from sweeps.precheck import CONF_DIR
 from sweeps.schema import RunSpec, build_spec, register
 
@@ -40,13 +41,9 @@ class JobList:
         return len(self.points)
 
     def job(self, point: dict[str, Any]) -> dict[str, Any]:
-        job = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self._base.items()}
+        job = dict(self._base)
         for key, value in point.items():
-            *parents, leaf = key.split(".")
-            node = job
-            for p in parents:
-                node = node[p]
-            node[leaf] = value
+            set_path(job, key, value)
         return job
 
     def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]:

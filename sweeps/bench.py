@@ -66,7 +66,7 @@ def duckdb_group_by(tmp: Path) -> tuple[float, float]:
     import pyarrow as pa
 
     from analysis.db import connect
-    from sweeps.store import FLOWS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
+    from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store
 
     store = Store(str(tmp / "results"))
     now = dt.datetime.now(dt.timezone.utc)
@@ -74,8 +74,8 @@ def duckdb_group_by(tmp: Path) -> tuple[float, float]:
         rows = [{"run_id": f"r{f}-{i}", "exec_id": f"e{f}-{i}", "status": "ok", "started_at": now,
                  "tcp": ("reno", "paced")[i % 2], "buffer_pkts": i % 20, "flows": 10 * (f % 5 + 1),
                  "utilization": (i % 97) / 97} for i in range(100)]
-        store.flush("bench", pa.Table.from_pylist(rows, schema=RUNS_SCHEMA), TIMESERIES_TABLE_SCHEMA.empty_table(),
-                    FLOWS_TABLE_SCHEMA.empty_table())
+        store.flush("bench", pa.Table.from_pylist(rows, schema=RUNS_SCHEMA),
+                    {t: SCHEMAS[t].empty_table() for t in DETAIL_TABLES})
     q = "SELECT tcp, buffer_pkts, flows, avg(utilization), count(*) FROM runs GROUP BY ALL"
 
     def timed() -> float:

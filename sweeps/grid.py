@@ -21,6 +21,38 @@ from sweeps.errors import UsageError
 from sweeps.schema import convert
 
 
+def set_path(job: dict[str, Any], key: str, value: Any) -> None:
+    """Sets a dotted key in a job's config, copying what it changes (the job shares its base).
+    A list is indexed by number (`topology.links.1.buffer_pkts`). A missing mapping is created,
+    so that the engine's validation names the key (`topology.links: unknown key for topology
+    dumbbell`); an index past a list's end is a UsageError."""
+    *parents, leaf = key.split(".")
+    node: Any = job
+    for p in parents:
+        if isinstance(node, list):
+            if not p.isdigit() or int(p) >= len(node):
+                raise UsageError(f"{key}: {p} is not an index of a list of {len(node)}")
+            node[int(p)] = _copy(node[int(p)])
+            node = node[int(p)]
+        else:
+            node[p] = _copy(node.get(p)) if node.get(p) is not None else {}
+            node = node[p]
+    if isinstance(node, list):
+        if not leaf.isdigit() or int(leaf) >= len(node):
+            raise UsageError(f"{key}: {leaf} is not an index of a list of {len(node)}")
+        node[int(leaf)] = value
+    else:
+        node[leaf] = value
+
+
+def _copy(x: Any) -> Any:
+    if isinstance(x, dict):
+        return dict(x)
+    if isinstance(x, list):
+        return list(x)
+    return x
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "null"
@@ -87,14 +119,10 @@ class Grid(Sequence[list[str]]):
         ranges = [range(len(a.values)) for a in self.axes]
         for i, digits in enumerate(itertools.product(*ranges)):
             base = self._base(tuple(digits[k] for k in self._group_axes))
-            job = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+            job = dict(base)
             for k in self._scalar_axes:
                 a = self.axes[k]
-                *parents, leaf = a.key.split(".")
-                node = job
-                for p in parents:
-                    node = node[p]
-                node[leaf] = a.values[digits[k]]
+                set_path(job, a.key, a.values[digits[k]])
             yield i, [a.override(d) for a, d in zip(self.axes, digits)], job
 
 

@@ -26,7 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim.result import config_row
 from sweeps.errors import UsageError, exit_usage
 from sweeps.schema import RunSpec, build_spec
-from sweeps.store import FLOWS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
+from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store
 from sweeps.worker import Job, JobResult, run_batch
 
 FLUSH_EVERY_S = 2.0
@@ -122,8 +122,7 @@ class ResultBuffer:
 
     def clear(self) -> None:
         self.rows: list[dict[str, Any]] = []
-        self.ts: list[pa.Table] = []
-        self.flows: list[pa.Table] = []
+        self.details: dict[str, list[pa.Table]] = {t: [] for t in DETAIL_TABLES}
         self.ts_cols: list[dict[str, list]] = []
         self.since = time.monotonic()
 
@@ -137,12 +136,10 @@ class ResultBuffer:
             job_index=res.index, overrides=" ".join(overrides), sweep_id=sweep_id, **spec.params)
         self.rows.append(row)
         ts_cols: dict[str, list] = {}
-        if res.timeseries is not None:
-            self.ts.append(_keyed(res.timeseries, res.run_id, exec_id))
-            if self.keep_ts_lists:
-                ts_cols = res.timeseries.to_pydict()
-        if res.flows is not None:
-            self.flows.append(_keyed(res.flows, res.run_id, exec_id))
+        for table, t in (res.details or {}).items():
+            self.details[table].append(_keyed(t, res.run_id, exec_id))
+        if res.details is not None and self.keep_ts_lists:
+            ts_cols = res.details["timeseries"].to_pydict()
         self.ts_cols.append(ts_cols)
 
     def due(self) -> bool:
@@ -152,14 +149,25 @@ class ResultBuffer:
     def flush(self, store: Store, sweep_id: str, tracker: Any) -> None:
         if not self.rows:
             return
-        runs = pa.Table.from_pylist(self.rows, schema=RUNS_SCHEMA)
-        ts = pa.concat_tables(self.ts) if self.ts else TIMESERIES_TABLE_SCHEMA.empty_table()
-        flows = pa.concat_tables(self.flows) if self.flows else FLOWS_TABLE_SCHEMA.empty_table()
-        store.flush(sweep_id, runs, ts, flows)
+        runs = runs_table(self.rows)
+        details = {t: pa.concat_tables(parts) if parts else SCHEMAS[t].empty_table()
+                   for t, parts in self.details.items()}
+        store.flush(sweep_id, runs, details)
         if tracker is not None:
             for row, cols in zip(self.rows, self.ts_cols):
                 tracker.submit(row, cols)
         self.clear()
+
+
+def runs_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """The runs rows as a table; a key the schema lacks is an error (pyarrow would drop it).
+    `sweep_id` is the partition's name, not a column of the files."""
+    names = set(RUNS_SCHEMA.names) | {"sweep_id"}
+    for row in rows:
+        extra = set(row) - names
+        if extra:
+            raise ValueError(f"runs row has keys the schema lacks: {sorted(extra)}")
+    return pa.Table.from_pylist(rows, schema=RUNS_SCHEMA)
 
 
 def _keyed(t: pa.Table, run_id: str, exec_id: str) -> pa.Table:
@@ -360,7 +368,7 @@ def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, An
 
 def _failed(batch: list[Job], error: str) -> list[JobResult]:
     now = time.time()
-    return [JobResult(j.index, j.run_id, "failed", error, None, "unknown", now, 0.0, None, None, None)
+    return [JobResult(j.index, j.run_id, "failed", error, None, "unknown", now, 0.0, None, None)
             for j in batch]
 
 

@@ -1,40 +1,87 @@
-"""The typed schema of a sweep config (Hydra structured config) and its translation, once per
-job, into the engine's `sim.SimConfig`. Defaults of simulation fields come from SimConfig, so
-there is one source for them."""
+"""The typed schema of a sweep config and its translation, once per job, into the engine's
+`sim.SimConfig`. The Hydra structured configs are generated from the engine's declaration
+(`sim.schema`): `SweepConfig` holds every flat simulation parameter with the engine's default,
+the sections (`tcp`, `topology`, `controller`) are config groups whose options extend one
+generated schema per variant (`schema_tcp_newreno`, ...), and the sweep's own keys follow."""
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 import sim
 from analysis.rules import RULES, resolve_buffer_pkts
+from sim.config import variant_class_name
+from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 
-_D = sim.SimConfig()
+
+def _hydra_type(desc: dict[str, Any]) -> Any:
+    kind = desc["type"]
+    if kind == "optional":
+        return Optional[_hydra_type(desc["of"])]
+    if kind == "list":
+        return List[_hydra_type(desc["of"])]
+    if kind == "record":
+        return hydra_record(desc)
+    if kind == "union":
+        return Any
+    return {"bool": bool, "int": int, "float": float, "str": str}[kind]
 
 
-@dataclass
-class TcpConf:
-    """The `tcp` config group: the variant and its knobs (`tcp=paced tcp.delayed_ack=true`)."""
+def _hydra_default(desc: dict[str, Any], value: Any) -> Any:
+    """A default as Hydra needs it: a factory for lists and records."""
+    kind = desc["type"]
+    if kind == "optional":
+        return None if value is None else _hydra_default(desc["of"], value)
+    if kind == "list":
+        return field(default_factory=lambda: [_plain(desc["of"], v) for v in value])
+    if kind == "record":
+        cls = hydra_record(desc)
+        return field(default_factory=lambda: cls(**{s["key"]: _plain(s["type"], value[s["key"]])
+                                                   for s in desc["fields"]}))
+    return value
 
-    name: str = MISSING
-    init_cwnd_pkts: float = _D.init_cwnd_pkts
-    init_ssthresh_pkts: Optional[float] = _D.init_ssthresh_pkts
-    min_rto_ms: float = _D.min_rto_ms
-    max_rto_s: float = _D.max_rto_s
-    init_rto_s: float = _D.init_rto_s
-    tick_ms: float = _D.tick_ms
-    delayed_ack: bool = _D.delayed_ack
-    delack_ms: float = _D.delack_ms
-    limited_transmit: bool = _D.limited_transmit
-    max_burst_pkts: int = _D.max_burst_pkts
+
+def _plain(desc: dict[str, Any], value: Any) -> Any:
+    d = _hydra_default(desc, value)
+    return d.default_factory() if isinstance(d, dataclasses.Field) else d  # type: ignore[misc]
+
+
+def _spec_field(spec: dict[str, Any]) -> tuple[str, Any, Any]:
+    t = spec["type"]
+    inner = t["of"] if t["type"] == "optional" else t
+    if inner["type"] == "union":  # a config group: its option brings the value
+        return spec["key"], Any, None if t["type"] == "optional" else MISSING
+    return spec["key"], _hydra_type(t), _hydra_default(t, spec["default"])
+
+
+_RECORDS: dict[str, type] = {}
+
+
+def hydra_record(desc: dict[str, Any]) -> type:
+    if desc["name"] not in _RECORDS:
+        _RECORDS[desc["name"]] = dataclasses.make_dataclass(
+            f"{desc['name']}Conf", [_spec_field(s) for s in desc["fields"]])
+    return _RECORDS[desc["name"]]
+
+
+def hydra_variant(u: dict[str, Any], v: dict[str, Any]) -> type:
+    """The structured config of one variant of a section: its tag, common and own parameters."""
+    fields = [(u["tag"], str, v["name"])] + [_spec_field(s) for s in u["common"] + v["fields"]]
+    return dataclasses.make_dataclass(f"{variant_class_name(u['name'], v['name'])}Conf", fields)
+
+
+SECTIONS: dict[str, dict[str, Any]] = unions()
+"""The sections of a run config: config groups whose options are the variants (and presets)."""
+SIM_KEYS: tuple[str, ...] = tuple(s["key"] for s in CONFIG["fields"])
 
 
 @dataclass
@@ -70,31 +117,14 @@ class DebugConf:
 
 
 @dataclass
-class SweepConfig:
-    tcp: TcpConf = MISSING
-    flows: int = _D.flows
-    buffer_pkts: int = _D.buffer_pkts
+class SweepKeys:
+    """A sweep's own keys, beside the simulation's."""
+
     buffer_rule: str = "fixed"
-    """fixed | bdp | stanford | enachescu: buffer = buffer_scale x rule (resolved per job)."""
+    """fixed | bdp | stanford | enachescu: buffer_pkts = buffer_scale x rule (resolved per job)."""
     buffer_scale: float = 1.0
     buffer_theta: float = 0.9
     """Target effective utilization of the enachescu rule."""
-    wmax_pkts: int = _D.wmax_pkts
-    access_mbps: Optional[float] = _D.access_mbps
-    access_buffer_pkts: int = _D.access_buffer_pkts
-    core_mbps: float = _D.core_mbps
-    rtt_ms: float = _D.rtt_ms
-    rtt_spread_ms: float = _D.rtt_spread_ms
-    pkt_bytes: int = _D.pkt_bytes
-    duration_s: float = _D.duration_s
-    warmup_s: float = _D.warmup_s
-    seed: int = _D.seed
-    start_window_s: float = _D.start_window_s
-    poisson_mbps: float = _D.poisson_mbps
-    cbr_mbps: float = _D.cbr_mbps
-    short_mbps: float = _D.short_mbps
-    short_flow_pkts: int = _D.short_flow_pkts
-    sample_interval_s: float = _D.sample_interval_s
     name: Optional[str] = None
     """The experiment's name (presets set it); names the MLflow experiment."""
     results_dir: str = "results"
@@ -105,41 +135,51 @@ class SweepConfig:
     debug: DebugConf = field(default_factory=DebugConf)
 
 
-def register() -> None:
-    cs = ConfigStore.instance()
-    cs.store(name="config_schema", node=SweepConfig)
-    cs.store(group="tcp", name="tcp_schema", node=TcpConf)
-
-
-def _leaf_types(cls: type, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, t in typing.get_type_hints(cls).items():
-        if dataclasses.is_dataclass(t):
-            out.update(_leaf_types(t, f"{prefix}{name}."))
-        else:
-            out[f"{prefix}{name}"] = t
-    return out
-
-
-LEAF_TYPES: dict[str, Any] = _leaf_types(SweepConfig)
-"""Every key a job may set (dotted for nested groups) -> its type."""
+_SWEEP_HINTS = typing.get_type_hints(SweepKeys)
+SweepConfig = dataclasses.make_dataclass(
+    "SweepConfig", [_spec_field(s) for s in CONFIG["fields"]]
+    + [(f.name, _SWEEP_HINTS[f.name], f if f.default_factory is not dataclasses.MISSING else f.default)
+       for f in dataclasses.fields(SweepKeys)])
+"""The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
 SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name")
 """Run parameters that are not engine fields but are recorded with every run."""
 
 
+def register() -> None:
+    cs = ConfigStore.instance()
+    cs.store(name="config_schema", node=SweepConfig)
+    for section, u in SECTIONS.items():
+        for v in u["variants"]:
+            cs.store(name=f"schema_{section}_{v['name']}", node=hydra_variant(u, v))
+
+
+def _sweep_types(cls: type, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, t in typing.get_type_hints(cls).items():
+        if dataclasses.is_dataclass(t):
+            out.update(_sweep_types(t, f"{prefix}{name}."))
+        else:
+            out[f"{prefix}{name}"] = t
+    return out
+
+
+SWEEP_TYPES: dict[str, Any] = _sweep_types(SweepKeys)
+"""The sweep's own keys (dotted) -> their Python types."""
+KNOWN_KEYS: list[str] = sorted(set(leaf_keys()) | set(SWEEP_TYPES))
+"""Every key a job may set (`.N` for a list index)."""
+
 _KIND = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
-def convert(key: str, value: Any) -> Any:
-    """Converts one override value to the key's type; raises ValueError naming the key."""
-    if key not in LEAF_TYPES:
-        allowed = ", ".join(k for k in LEAF_TYPES if not k.startswith(("ray.", "debug.", "mlflow.")))
-        raise ValueError(f"{key}: unknown key; allowed: {allowed} (and tcp=<variant>, mlflow.*, ray.*)")
-    t = LEAF_TYPES[key]
+def _base(t: Any) -> tuple[Any, bool]:
     args = typing.get_args(t)
-    optional = type(None) in args
-    base = next(a for a in args if a is not type(None)) if optional else t
+    if type(None) in args:
+        return next(a for a in args if a is not type(None)), True
+    return t, False
+
+
+def _convert_scalar(key: str, base: Any, optional: bool, value: Any) -> Any:
     if value is None:
         if optional:
             return None
@@ -156,13 +196,34 @@ def convert(key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{key}: must be a number, got {value!r}")
         return float(value)
-    if base is str:
-        if not isinstance(value, str):
-            raise ValueError(f"{key}: must be a string, got {value!r}")
-        if key == "buffer_rule" and value not in RULES:
-            raise ValueError(f"buffer_rule: unknown rule {value!r}; allowed: {', '.join(RULES)}")
+    if not isinstance(value, str):
+        raise ValueError(f"{key}: must be a string, got {value!r}")
+    if key == "buffer_rule" and value not in RULES:
+        raise ValueError(f"buffer_rule: unknown rule {value!r}; allowed: {', '.join(RULES)}")
+    return value
+
+
+def unknown_key(key: str) -> ValueError:
+    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return ValueError(f"{key}: unknown key{hint}; see `python -m sweeps --help` and `python -m analysis schema`")
+
+
+def convert(key: str, value: Any) -> Any:
+    """Converts one override value to the key's type; raises ValueError naming the key. Lists,
+    records and sections pass through (the engine checks them when the job's config is built)."""
+    if key in SWEEP_TYPES:
+        base, optional = _base(SWEEP_TYPES[key])
+        return _convert_scalar(key, base, optional, value)
+    desc = lookup(key)
+    if desc is None:
+        raise unknown_key(key)
+    optional = desc["type"] == "optional"
+    inner = desc["of"] if optional else desc
+    base = {"bool": bool, "int": int, "float": float, "str": str}.get(inner["type"])
+    if base is None:
         return value
-    raise AssertionError(f"unhandled type {t} for {key}")
+    return _convert_scalar(key, base, optional, value)
 
 
 @dataclass(frozen=True)
@@ -188,26 +249,18 @@ def run_id_of(cfg: sim.SimConfig) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
-_SIM_FIELDS = [f.name for f in dataclasses.fields(sim.SimConfig)]
-
-
 def build_spec(job: dict[str, Any]) -> RunSpec:
     """From one job's resolved config (a plain dict of SweepConfig) to a validated RunSpec.
     Raises ValueError naming the offending key."""
-    tcp = job["tcp"]
-    fields: dict[str, Any] = {}
-    for name in _SIM_FIELDS:
-        if name == "tcp":
-            fields["tcp"] = tcp["name"]
-        elif name in tcp:
-            fields[name] = tcp[name]
-        elif name in job:
-            fields[name] = job[name]
+    fields = {k: job[k] for k in SIM_KEYS if k in job}
     fields["buffer_pkts"] = resolve_buffer_pkts(
         job["buffer_rule"], job["buffer_scale"], buffer_pkts=job["buffer_pkts"], core_mbps=job["core_mbps"],
         rtt_ms=job["rtt_ms"], flows=job["flows"], wmax_pkts=job["wmax_pkts"], pkt_bytes=job["pkt_bytes"],
         theta=job["buffer_theta"],
     )
-    cfg = sim.SimConfig.from_fields(**fields).validate()
+    cfg = sim.SimConfig.from_fields(**fields)
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
     return RunSpec(sim=cfg, params=params, run_id=run_id_of(cfg))
+
+
+__all__ = ["SweepConfig", "RunSpec", "build_spec", "convert", "register", "run_id_of", "union_specs"]

@@ -1,11 +1,12 @@
 """The results store: one hive-partitioned Parquet dataset per table under `results_dir`:
 
     runs/sweep_id=<id>/part-*.parquet        one row per run (params, metrics, status, ...)
-    timeseries/sweep_id=<id>/part-*.parquet  one row per run and sample interval
-    flows/sweep_id=<id>/part-*.parquet       one row per run and flow
+    timeseries/sweep_id=<id>/part-*.parquet  one row per run, sample interval and link
+    flows/sweep_id=<id>/part-*.parquet       one row per run and long flow
+    links/sweep_id=<id>/part-*.parquet       one row per run and link of the topology
 
 Rows stream to disk as jobs finish, in flushes: each flush writes one part file per table,
-timeseries and flows first and runs last (a run is stored once its runs row is). Every file is
+the detail tables first and runs last (a run is stored once its runs row is). Every file is
 written to a temporary name and renamed, so a killed sweep leaves no partial file; parts of a
 flush that never got its runs part are deleted at the next open. At the end of a sweep the
 partition is compacted into one file per table (runs first; the compacted runs file lists the
@@ -26,9 +27,20 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from sim.result import FLOWS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA
+from sim.result import FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA
+from sweeps.schema import SWEEP_ONLY_KEYS, SWEEP_TYPES
 
-TABLES = ("runs", "timeseries", "flows")
+DETAIL_TABLES = ("timeseries", "flows", "links")
+"""Tables with several rows per run, keyed by (run_id, exec_id)."""
+TABLES = ("runs", *DETAIL_TABLES)
+_ARROW = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
+
+
+def _sweep_field(key: str) -> pa.Field:
+    t = SWEEP_TYPES[key]
+    base = next((a for a in getattr(t, "__args__", ()) if a is not type(None)), t)
+    return pa.field(key, _ARROW[base])
+
 
 RUN_META = pa.schema([
     ("run_id", pa.string()),  # hash of the resolved engine config + engine version
@@ -42,17 +54,15 @@ RUN_META = pa.schema([
     ("job_wall_s", pa.float64()),  # the whole job in the worker (engine wall_s is the simulation)
     ("job_index", pa.int64()),
     ("overrides", pa.string()),  # the job's Hydra overrides
-    ("name", pa.string()),  # experiment name
-    ("buffer_rule", pa.string()),
-    ("buffer_scale", pa.float64()),
-    ("buffer_theta", pa.float64()),
-])
+] + [_sweep_field(k) for k in SWEEP_ONLY_KEYS])
 RUNS_SCHEMA = pa.schema(list(RUN_META) + list(SUMMARY_SCHEMA))
 """The `runs` table (the sweep_id partition column is added by the dataset layout)."""
 _KEYS = [pa.field("run_id", pa.string()), pa.field("exec_id", pa.string())]
 TIMESERIES_TABLE_SCHEMA = pa.schema(_KEYS + list(TIMESERIES_SCHEMA))
 FLOWS_TABLE_SCHEMA = pa.schema(_KEYS + list(FLOWS_SCHEMA))
-SCHEMAS = {"runs": RUNS_SCHEMA, "timeseries": TIMESERIES_TABLE_SCHEMA, "flows": FLOWS_TABLE_SCHEMA}
+LINKS_TABLE_SCHEMA = pa.schema(_KEYS + list(LINKS_SCHEMA))
+SCHEMAS = {"runs": RUNS_SCHEMA, "timeseries": TIMESERIES_TABLE_SCHEMA, "flows": FLOWS_TABLE_SCHEMA,
+           "links": LINKS_TABLE_SCHEMA}
 _REPLACES = b"buffersweep.replaces"
 
 
@@ -140,7 +150,7 @@ class Store:
             for f in runs:
                 if f.base_name in merged:
                     self.fs.delete_file(f.path)  # already inside a compacted runs file
-            for table in ("timeseries", "flows"):
+            for table in DETAIL_TABLES:
                 for f in self._parts(table, sweep_id):
                     if f.base_name not in names and f.base_name not in merged:
                         self.fs.delete_file(f.path)  # a flush whose runs part was never written
@@ -148,10 +158,10 @@ class Store:
                 self._follow_runs(sweep_id, name)
 
     def _follow_runs(self, sweep_id: str, name: str) -> None:
-        """Rewrites timeseries and flows of a partition into file `name`, keeping the rows of
-        runs present in the partition's runs table (completes a compaction or a purge)."""
+        """Rewrites the detail tables of a partition into file `name`, keeping the rows of runs
+        present in the partition's runs table (completes a compaction or a purge)."""
         exec_ids = set(self.read("runs", sweep_id).column("exec_id").to_pylist())
-        for table in ("timeseries", "flows"):
+        for table in DETAIL_TABLES:
             parts = self._parts(table, sweep_id)
             if any(p.base_name == name for p in parts):
                 for old in self._replaced(next(p for p in parts if p.base_name == name)):
@@ -217,20 +227,21 @@ class Store:
         return t
 
     # -- writes -------------------------------------------------------------------------------
-    def flush(self, sweep_id: str, runs: pa.Table, timeseries: pa.Table, flows: pa.Table) -> None:
+    def flush(self, sweep_id: str, runs: pa.Table, details: dict[str, pa.Table]) -> None:
         """Stores a batch of finished runs (one part per table; the runs part commits it)."""
+        assert set(details) == set(DETAIL_TABLES), sorted(details)
         name = f"part-{uuid.uuid4().hex}.parquet"
-        self._write(timeseries, f"{self._dir('timeseries', sweep_id)}/{name}")
-        self._write(flows, f"{self._dir('flows', sweep_id)}/{name}")
+        for table in DETAIL_TABLES:
+            self._write(details[table], f"{self._dir(table, sweep_id)}/{name}")
         self._write(runs, f"{self._dir('runs', sweep_id)}/{name}")
 
     def rewrite(self, sweep_id: str, drop_exec_ids: set[str] = frozenset()) -> None:
         """Compacts a partition into one file per table, without `drop_exec_ids`. The runs file
-        is written first (it lists the parts it replaces); timeseries and flows follow under the
+        is written first (it lists the parts it replaces); the detail tables follow under the
         same name, so `recover` can finish the job if this is interrupted."""
         parts = self._parts("runs", sweep_id)
         if not parts or (len(parts) == 1 and not drop_exec_ids
-                         and all(len(self._parts(t, sweep_id)) <= 1 for t in ("timeseries", "flows"))):
+                         and all(len(self._parts(t, sweep_id)) <= 1 for t in DETAIL_TABLES)):
             return
         t = self.read("runs", sweep_id)
         if drop_exec_ids:

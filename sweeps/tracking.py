@@ -21,6 +21,13 @@ STEP_METRICS = ("utilization", "queue_mean_pkts")
 LOGGER_PROCESSES = 2
 
 
+def column_of(key: str) -> str:
+    """The runs column a swept key lands in: `tcp.init_cwnd_pkts` -> `tcp_init_cwnd_pkts`,
+    `topology.links.1.buffer_pkts` -> `topology_links`."""
+    parts = key.split(".")
+    return "_".join(parts[:2]) if len(parts) > 1 and parts[0] not in ("mlflow", "ray", "debug") else key
+
+
 def tracking_uri(configured: str | None) -> str:
     uri = configured or os.environ.get("MLFLOW_TRACKING_URI")
     return uri or f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
@@ -55,7 +62,7 @@ class Tracker:
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
-        self.swept = {k.split(".")[-1] if k.startswith("tcp.") else k for k in swept}
+        self.swept = {column_of(k) for k in swept}
         exp = self.client.get_experiment_by_name(experiment)
         if exp is None:
             location = None
@@ -144,10 +151,12 @@ class _ChildLogger:
         from mlflow.tracking import MlflowClient
 
         import sim
+        from sim.result import config_row
 
         self.client = MlflowClient(tracking_uri=uri)
         self.experiment_id, self.parent_id, self.swept = experiment_id, parent_id, swept
-        self._defaults = sim.SimConfig().to_dict()
+        self._defaults = config_row(sim.SimConfig())
+        self._defaults.pop("engine_version")
 
     def _params(self, row: dict[str, Any]) -> dict[str, str]:
         """The sweep axes, every field that differs from the engine defaults, and the sizing

@@ -34,8 +34,8 @@ class JobResult:
     started_at: float
     job_wall_s: float
     summary: dict[str, Any] | None
-    timeseries: pa.Table | None
-    flows: pa.Table | None
+    details: dict[str, pa.Table] | None
+    """The run's detail tables (timeseries, flows, links), for the store's DETAIL_TABLES."""
 
 
 def node_id() -> str:
@@ -57,9 +57,10 @@ def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
             if job.fail:
                 raise RuntimeError("debug.fail_when matched this job")
             res = sim.run(sim.SimConfig.from_fields(**job.fields))
+            details = {"timeseries": res.timeseries, "flows": res.flows, "links": res.links}
             out.append(JobResult(job.index, job.run_id, "ok", None, None, node, started,
-                                 time.perf_counter() - t0, res.metrics(), res.timeseries, res.flows))
+                                 time.perf_counter() - t0, res.metrics(), details))
         except Exception as e:  # noqa: BLE001 - recorded as a failed run
             out.append(JobResult(job.index, job.run_id, "failed", f"{type(e).__name__}: {e}",
-                                 traceback.format_exc(), node, started, time.perf_counter() - t0, None, None, None))
+                                 traceback.format_exc(), node, started, time.perf_counter() - t0, None, None))
     return out

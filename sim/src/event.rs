@@ -1,22 +1,22 @@
-//! The event list: a binary heap ordered by (time, insertion sequence).
+//! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence). Keys are
+//! unique, so any correct heap pops the same order; the 4-ary one is shallower than std's binary
+//! heap (1000-flow access-link benchmark under callgrind: 2% fewer instructions, 7% fewer L1 misses).
 //!
 //! Events are small `Copy` values, not closures. Components keep their in-flight packets in
-//! their own FIFOs and schedule only their head, so the heap holds O(flows) entries.
+//! their own FIFOs and schedule only their head, so the heap holds O(flows + links) entries.
 
 use crate::time::Time;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use dary_heap::QuaternaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A flow starts sending.
     FlowStart(u32),
-    /// The head ACK of a flow's return path reaches its sender.
-    AckArrival(u32),
-    /// A flow's access link finished serialising its packet.
-    AccessTxDone(u32),
-    /// The bottleneck finished serialising its packet.
-    CoreTxDone,
+    /// A link finished serialising its packet.
+    LinkDone(u32),
+    /// The head packet of a link's propagation pipe reaches the link's far end.
+    LinkExit(u32),
     /// A flow's retransmission timer (lazily rescheduled; see `world`).
     RtoTimer(u32),
     /// A flow's release timer (paced and Poisson senders).
@@ -62,7 +62,7 @@ impl Ord for Entry {
 
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: QuaternaryHeap<Entry>,
     next_seq: u64,
     pub executed: u64,
 }
@@ -105,16 +105,16 @@ mod tests {
     fn orders_by_time_then_insertion() {
         let mut q = EventQueue::new();
         q.push(5, Event::SampleTick);
-        q.push(3, Event::AckArrival(1));
-        q.push(3, Event::AckArrival(2));
-        q.push(1, Event::CoreTxDone);
+        q.push(3, Event::LinkExit(1));
+        q.push(3, Event::LinkExit(2));
+        q.push(1, Event::LinkDone(0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (1, Event::CoreTxDone),
-                (3, Event::AckArrival(1)),
-                (3, Event::AckArrival(2)),
+                (1, Event::LinkDone(0)),
+                (3, Event::LinkExit(1)),
+                (3, Event::LinkExit(2)),
                 (5, Event::SampleTick)
             ]
         );

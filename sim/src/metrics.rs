@@ -5,7 +5,7 @@
 use crate::time::Time;
 use hdrhistogram::Histogram;
 
-/// Running totals at the bottleneck.
+/// Running totals at a link.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LinkCounters {
     pub arrivals: u64,
@@ -103,29 +103,43 @@ pub fn new_delay_histogram() -> Histogram<u64> {
     Histogram::new(3).expect("valid histogram precision")
 }
 
-/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for perfectly equal shares.
-pub fn jain(xs: &[f64]) -> f64 {
+/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for perfectly equal shares; None without
+/// flows or without any goodput.
+pub fn jain(xs: &[f64]) -> Option<f64> {
     let n = xs.len() as f64;
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
     if n == 0.0 || s2 == 0.0 {
-        return f64::NAN;
+        return None;
     }
-    s * s / (n * s2)
+    Some(s * s / (n * s2))
 }
 
-/// Per-interval rows of the time series.
-#[derive(Default)]
-pub struct TimeSeries {
-    pub time_s: Vec<f64>,
-    pub utilization: Vec<f64>,
-    pub goodput_mbps: Vec<f64>,
-    pub arrivals: Vec<u64>,
-    pub drops: Vec<u64>,
-    pub queue_mean_pkts: Vec<f64>,
-    pub queue_max_pkts: Vec<u64>,
-    pub buffer_pkts: Vec<f64>,
-    pub mean_cwnd_pkts: Vec<f64>,
+/// What is measured at each link of the topology: counters (snapshotted at the end of warm-up and
+/// at each sample), the queue, the queueing delay, and the data delivered to the flows crossing it.
+pub struct LinkStats {
+    pub ctr: LinkCounters,
+    pub at_warm: LinkCounters,
+    pub at_sample: LinkCounters,
+    pub queue: QueueMonitor,
+    pub delay_ns: Histogram<u64>,
+    /// What `World::link_delivered` was at the end of warm-up and at the last sample.
+    pub delivered_at_warm: u64,
+    pub delivered_at_sample: u64,
+}
+
+impl LinkStats {
+    pub fn new(warm: Time) -> Self {
+        Self {
+            ctr: LinkCounters::default(),
+            at_warm: LinkCounters::default(),
+            at_sample: LinkCounters::default(),
+            queue: QueueMonitor::new(warm),
+            delay_ns: new_delay_histogram(),
+            delivered_at_warm: 0,
+            delivered_at_sample: 0,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -145,7 +159,8 @@ mod tests {
 
     #[test]
     fn jain_index() {
-        assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
-        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+        assert!((jain(&[1.0, 1.0, 1.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(jain(&[]), None);
     }
 }

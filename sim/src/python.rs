@@ -1,27 +1,138 @@
-//! PyO3 bindings: validation, the run entry point (GIL released, Ctrl-C honoured) and the
-//! registries. Outputs are plain columns; the Python package turns them into Arrow tables.
+//! PyO3 bindings: config values in (a dict, converted to `params::Value` with strict types),
+//! validation, the run entry point (GIL released, Ctrl-C honoured), and the schema of every
+//! parameter and output column, from which the Python package builds its dataclasses, stubs,
+//! Arrow schemas and Hydra configs. Outputs are plain columns, converted generically.
 
 use crate::config::SimConfig;
+use crate::output::{tables, Column};
+use crate::params::{ConfigError, Param, ParamSpec, TypeDesc, Value};
 use crate::world::World;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-fn check(cfg: &SimConfig) -> PyResult<()> {
-    cfg.validate().map_err(|e| PyValueError::new_err(e.to_string()))
+/// A Python object as a config value; bools are not numbers, strings are not lists.
+fn to_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConfigError> {
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i64>().map(Value::Int).map_err(|_| {
+            ConfigError::new(format!("must be an integer in [-2^63, 2^63), got {}", obj.str().map_or("?".into(), |s| s.to_string())))
+        });
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::Str(s.to_string()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut out = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = k.cast::<PyString>().map_err(|_| ConfigError::new("mapping keys must be strings"))?.to_string();
+            let value = to_value(&v).map_err(|e| e.under(&key))?;
+            out.push((key, value));
+        }
+        return Ok(Value::Map(out));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut out = Vec::new();
+        for (i, item) in obj.try_iter().map_err(|_| ConfigError::new("unreadable list"))?.enumerate() {
+            let item = item.map_err(|_| ConfigError::new("unreadable list"))?;
+            out.push(to_value(&item).map_err(|e| e.under(&i.to_string()))?);
+        }
+        return Ok(Value::List(out));
+    }
+    // numpy scalars and the like
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(f) = obj.extract::<f64>() {
+        return Ok(Value::Float(f));
+    }
+    let ty = obj.get_type().name().map_or("?".into(), |n| n.to_string());
+    Err(ConfigError::new(format!("unsupported value of type {ty}")))
 }
 
-/// Raises ValueError naming the first invalid field.
-#[pyfunction]
-fn validate(cfg: SimConfig) -> PyResult<()> {
-    check(&cfg)
+fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any(),
+        Value::Str(s) => s.into_pyobject(py)?.into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for x in items {
+                list.append(to_py(py, x)?)?;
+            }
+            list.into_any()
+        }
+        Value::Map(entries) => {
+            let d = PyDict::new(py);
+            for (k, x) in entries {
+                d.set_item(k, to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
 }
 
-/// Runs one simulation; returns {"summary": {...}, "timeseries": {...}, "flows": {...},
-/// "trace": {...}} with one list per column.
+fn config_of(cfg: &Bound<'_, PyAny>) -> PyResult<(SimConfig, crate::topology::Network)> {
+    let v = to_value(cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    SimConfig::from_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Raises ValueError naming the first invalid key and what is allowed.
 #[pyfunction]
-fn run(py: Python<'_>, cfg: SimConfig) -> PyResult<Py<PyDict>> {
-    check(&cfg)?;
+fn validate(cfg: &Bound<'_, PyAny>) -> PyResult<()> {
+    config_of(cfg).map(|_| ())
+}
+
+/// The validated config with every default filled in, and the labels of its sections
+/// ({"config": {...}, "labels": {"tcp": "reno", "topology": "dumbbell", "controller": None}}).
+#[pyfunction]
+fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let (c, _) = config_of(cfg)?;
+    let labels = PyDict::new(py);
+    labels.set_item("tcp", c.tcp.0.label)?;
+    labels.set_item("topology", c.topology.0.label)?;
+    labels.set_item("controller", c.controller.as_ref().map(|x| x.0.label))?;
+    let out = PyDict::new(py);
+    out.set_item("config", to_py(py, &c.value())?)?;
+    out.set_item("labels", labels)?;
+    Ok(out)
+}
+
+fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match c {
+        Column::F64(v) => v.into_pyobject(py)?.into_any(),
+        Column::OptF64(v) => v.into_pyobject(py)?.into_any(),
+        Column::I64(v) => v.into_pyobject(py)?.into_any(),
+        Column::Bool(v) => v.into_pyobject(py)?.into_any(),
+        Column::Str(v) => v.into_pyobject(py)?.into_any(),
+        Column::ListI64(v) => v.into_pyobject(py)?.into_any(),
+        Column::Label(v) => v.into_pyobject(py)?.into_any(),
+    })
+}
+
+fn table<'py>(py: Python<'py>, cols: Vec<(&'static str, Column)>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, c) in cols {
+        d.set_item(name, column(py, c)?)?;
+    }
+    Ok(d)
+}
+
+/// Runs one simulation; returns {table: {column: [values]}} for summary, timeseries, flows,
+/// links and trace.
+#[pyfunction]
+fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let (cfg, net) = config_of(cfg)?;
     let mut signal: Option<PyErr> = None;
     let out = py.detach(|| {
         let mut poll = || {
@@ -33,74 +144,122 @@ fn run(py: Python<'_>, cfg: SimConfig) -> PyResult<Py<PyDict>> {
                 }
             })
         };
-        World::new(&cfg).run(&mut poll)
+        World::new(&cfg, net).run(&mut poll)
     });
     if out.interrupted {
         return Err(signal.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted")));
     }
-
-    let summary = PyDict::new(py);
-    for (k, v) in &out.summary {
-        summary.set_item(*k, *v)?;
-    }
-    let ts = PyDict::new(py);
-    let t = &out.timeseries;
-    ts.set_item("time_s", &t.time_s)?;
-    ts.set_item("utilization", &t.utilization)?;
-    ts.set_item("goodput_mbps", &t.goodput_mbps)?;
-    ts.set_item("arrivals", &t.arrivals)?;
-    ts.set_item("drops", &t.drops)?;
-    ts.set_item("queue_mean_pkts", &t.queue_mean_pkts)?;
-    ts.set_item("queue_max_pkts", &t.queue_max_pkts)?;
-    ts.set_item("buffer_pkts", &t.buffer_pkts)?;
-    ts.set_item("mean_cwnd_pkts", &t.mean_cwnd_pkts)?;
-    let flows = PyDict::new(py);
-    let f = &out.flows;
-    flows.set_item("flow_id", &f.flow_id)?;
-    flows.set_item("rtt_ms", &f.rtt_ms)?;
-    flows.set_item("start_s", &f.start_s)?;
-    flows.set_item("goodput_mbps", &f.goodput_mbps)?;
-    flows.set_item("retransmits", &f.retransmits)?;
-    flows.set_item("timeouts", &f.timeouts)?;
-    flows.set_item("fast_retransmits", &f.fast_retransmits)?;
-    flows.set_item("mean_cwnd_pkts", &f.mean_cwnd_pkts)?;
-    flows.set_item("sent_pkts", &f.sent_pkts)?;
-    flows.set_item("delivered_pkts", &f.delivered_pkts)?;
-    flows.set_item("dropped_pkts", &f.dropped_pkts)?;
-    flows.set_item("in_flight_pkts", &f.in_flight_pkts)?;
-    let trace = PyDict::new(py);
-    let tr = &out.trace;
-    trace.set_item("time_s", &tr.time_s)?;
-    trace.set_item("event", &tr.event)?;
-    trace.set_item("open_loop", &tr.open_loop)?;
-    trace.set_item("flow", &tr.flow)?;
-    trace.set_item("seq", &tr.seq)?;
-    trace.set_item("queue_pkts", &tr.queue_pkts)?;
-
+    use crate::output::{FlowRow, LinkRow, Summary, TimeseriesRow};
     let result = PyDict::new(py);
-    result.set_item("summary", summary)?;
-    result.set_item("timeseries", ts)?;
-    result.set_item("flows", flows)?;
-    result.set_item("trace", trace)?;
-    Ok(result.unbind())
+    result.set_item("summary", table(py, Summary::columns(std::slice::from_ref(&out.summary)))?)?;
+    result.set_item("timeseries", table(py, TimeseriesRow::columns(&out.timeseries))?)?;
+    result.set_item("flows", table(py, FlowRow::columns(&out.flows))?)?;
+    result.set_item("links", table(py, LinkRow::columns(&out.links))?)?;
+    result.set_item("trace", table(py, out.trace.columns())?)?;
+    Ok(result)
 }
 
-#[pyfunction]
-fn variants() -> Vec<&'static str> {
-    crate::tcp::variant_names()
+fn spec<'py>(py: Python<'py>, s: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("key", s.key)?;
+    d.set_item("type", desc(py, &s.ty)?)?;
+    d.set_item("default", to_py(py, &s.default)?)?;
+    d.set_item("unit", s.unit)?;
+    d.set_item("doc", &s.doc)?;
+    d.set_item("allowed", &s.allowed)?;
+    Ok(d)
 }
 
+fn specs<'py>(py: Python<'py>, list: &[ParamSpec]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for s in list {
+        out.append(spec(py, s)?)?;
+    }
+    Ok(out)
+}
+
+fn desc<'py>(py: Python<'py>, t: &TypeDesc) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    match t {
+        TypeDesc::Bool => d.set_item("type", "bool")?,
+        TypeDesc::Int => d.set_item("type", "int")?,
+        TypeDesc::Float => d.set_item("type", "float")?,
+        TypeDesc::Str => d.set_item("type", "str")?,
+        TypeDesc::Optional(of) => {
+            d.set_item("type", "optional")?;
+            d.set_item("of", desc(py, of)?)?;
+        }
+        TypeDesc::List(of) => {
+            d.set_item("type", "list")?;
+            d.set_item("of", desc(py, of)?)?;
+        }
+        TypeDesc::Record { name, doc, fields } => {
+            d.set_item("type", "record")?;
+            d.set_item("name", name)?;
+            d.set_item("doc", doc)?;
+            d.set_item("fields", specs(py, fields)?)?;
+        }
+        TypeDesc::Union(u) => {
+            d.set_item("type", "union")?;
+            d.set_item("name", u.name)?;
+            d.set_item("tag", u.tag)?;
+            d.set_item("default_tag", u.default_tag)?;
+            d.set_item("common", specs(py, &u.common)?)?;
+            let variants = PyList::empty(py);
+            for (name, doc, fields) in &u.variants {
+                let v = PyDict::new(py);
+                v.set_item("name", name)?;
+                v.set_item("doc", doc)?;
+                v.set_item("fields", specs(py, fields)?)?;
+                variants.append(v)?;
+            }
+            d.set_item("variants", variants)?;
+            let presets = PyList::empty(py);
+            for (name, doc, set) in &u.presets {
+                let p = PyDict::new(py);
+                p.set_item("name", name)?;
+                p.set_item("doc", doc)?;
+                let s = PyDict::new(py);
+                for (k, v) in set {
+                    s.set_item(k, v)?;
+                }
+                p.set_item("set", s)?;
+                presets.append(p)?;
+            }
+            d.set_item("presets", presets)?;
+        }
+    }
+    Ok(d)
+}
+
+/// Every parameter (a record type description) and every output table's columns.
 #[pyfunction]
-fn controllers() -> Vec<&'static str> {
-    crate::controller::names()
+fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("config", desc(py, &SimConfig::desc())?)?;
+    let t = PyDict::new(py);
+    for (name, cols) in tables() {
+        let list = PyList::empty(py);
+        for c in cols {
+            let d = PyDict::new(py);
+            d.set_item("name", c.name)?;
+            d.set_item("type", c.ty)?;
+            d.set_item("unit", c.unit)?;
+            d.set_item("doc", c.doc)?;
+            list.append(d)?;
+        }
+        t.set_item(name, list)?;
+    }
+    out.set_item("tables", t)?;
+    Ok(out)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
-    m.add_function(wrap_pyfunction!(variants, m)?)?;
-    m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add("ENGINE_VERSION", crate::ENGINE_VERSION)?;
     Ok(())
 }

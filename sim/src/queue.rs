@@ -1,3 +1,7 @@
+//! Queue disciplines: what a link's buffer admits and in which order it serves. A discipline is a
+//! `QueueDiscipline` (room for RED, CoDel or others: one file implementing it); drop-tail is the
+//! one the papers use.
+//!
 //! Drop-tail FIFO. As in ns-2's DropTail, the limit counts packets *waiting*, not the one being
 //! serialised by the link, so `buffer_pkts = 0` drops every packet that finds the link busy.
 //! The limit can be changed during a run (adaptive buffer sizing); shrinking it never drops
@@ -12,6 +16,71 @@ pub enum Limit {
     Bytes(u64),
 }
 
+/// A link's buffer.
+pub trait QueueDiscipline: Send {
+    /// Admits `pkt` (true) or drops it (false).
+    fn offer(&mut self, pkt: Packet) -> bool;
+    /// The next packet to transmit.
+    fn pop(&mut self) -> Option<Packet>;
+    /// Packets waiting.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn limit(&self) -> Limit;
+    /// Changes the capacity (a buffer controller); never drops what is queued.
+    fn set_limit(&mut self, limit: Limit);
+    /// The packets waiting, in service order.
+    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_>;
+
+    /// The limit expressed in packets (bytes limits are divided by `pkt_bytes`), for reporting.
+    fn capacity_pkts(&self, pkt_bytes: u32) -> f64 {
+        match self.limit() {
+            Limit::Packets(n) => n as f64,
+            Limit::Bytes(b) => b as f64 / pkt_bytes as f64,
+        }
+    }
+}
+
+/// The disciplines a link can have. A queue operation is on every packet's path, so links hold
+/// this enum (static dispatch, inlined) rather than a boxed trait object: a new discipline is its
+/// file, implementing `QueueDiscipline`, and one variant here.
+pub enum Discipline {
+    DropTail(DropTailQueue),
+}
+
+macro_rules! each {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            Discipline::DropTail($q) => $e,
+        }
+    };
+}
+
+impl QueueDiscipline for Discipline {
+    #[inline]
+    fn offer(&mut self, pkt: Packet) -> bool {
+        each!(self, q => q.offer(pkt))
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Packet> {
+        each!(self, q => q.pop())
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        each!(self, q => q.len())
+    }
+    fn limit(&self) -> Limit {
+        each!(self, q => q.limit())
+    }
+    fn set_limit(&mut self, limit: Limit) {
+        each!(self, q => q.set_limit(limit))
+    }
+    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
+        each!(self, q => q.packets())
+    }
+}
+
 pub struct DropTailQueue {
     fifo: VecDeque<Packet>,
     limit: Limit,
@@ -22,9 +91,12 @@ impl DropTailQueue {
     pub fn new(limit: Limit) -> Self {
         Self { fifo: VecDeque::new(), limit, bytes: 0 }
     }
+}
 
+impl QueueDiscipline for DropTailQueue {
     /// Appends `pkt` if it fits; returns false (a tail drop) otherwise.
-    pub fn offer(&mut self, pkt: Packet) -> bool {
+    #[inline]
+    fn offer(&mut self, pkt: Packet) -> bool {
         let fits = match self.limit {
             Limit::Packets(n) => (self.fifo.len() as u64) < n,
             Limit::Bytes(b) => self.bytes + pkt.bytes as u64 <= b,
@@ -36,38 +108,28 @@ impl DropTailQueue {
         fits
     }
 
-    pub fn pop(&mut self) -> Option<Packet> {
+    #[inline]
+    fn pop(&mut self) -> Option<Packet> {
         let p = self.fifo.pop_front()?;
         self.bytes -= p.bytes as u64;
         Some(p)
     }
 
-    pub fn len(&self) -> usize {
+    #[inline]
+    fn len(&self) -> usize {
         self.fifo.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
-    }
-
-    pub fn limit(&self) -> Limit {
+    fn limit(&self) -> Limit {
         self.limit
     }
 
-    pub fn set_limit(&mut self, limit: Limit) {
+    fn set_limit(&mut self, limit: Limit) {
         self.limit = limit;
     }
 
-    /// The limit expressed in packets (bytes limits are divided by `pkt_bytes`), for reporting.
-    pub fn capacity_pkts(&self, pkt_bytes: u32) -> f64 {
-        match self.limit {
-            Limit::Packets(n) => n as f64,
-            Limit::Bytes(b) => b as f64 / pkt_bytes as f64,
-        }
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
-        self.fifo.iter()
+    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
+        Box::new(self.fifo.iter())
     }
 }
 
@@ -76,8 +138,8 @@ mod tests {
     use super::*;
     use crate::packet::Kind;
 
-    fn pkt(bytes: u32) -> Packet {
-        Packet { kind: Kind::Data, flow: 0, bytes, seq: 0, enqueued_at: 0 }
+    fn pkt(bytes: u16) -> Packet {
+        Packet::new(Kind::Data, 0, bytes, 0)
     }
 
     #[test]

@@ -20,7 +20,8 @@ use rand_distr::{Distribution, Exp1};
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     started: Time,
-    /// Half the flow's RTT: the forward propagation delay the world folds into the return path.
+    /// The forward propagation delay the world folds into the return path: half the flow's RTT
+    /// less the delay of the route's links, which the packets cross for real.
     one_way: Time,
     /// Data packets and ACKs of this flow still in queues, links or the return path.
     in_network: u64,
@@ -36,6 +37,8 @@ pub struct ShortFlows {
     rtt_spread_ms: f64,
     rng: SimRng,
     seed: u64,
+    /// One-way delay of the links of the flows' route.
+    route_delay: Time,
     /// Arrivals so far (the next flow's index, which names its random stream).
     arrived: u64,
     /// Slot k here is the world's connection `first + k`.
@@ -62,8 +65,8 @@ pub struct NewFlow {
 impl ShortFlows {
     /// `first` is the first connection index after the long flows.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(short_mbps: f64, size_pkts: i64, pkt_bytes: u32, rtt_ms: f64, rtt_spread_ms: f64, seed: u64,
-               first: usize, warm: Time) -> Self {
+    pub fn new(short_mbps: f64, size_pkts: i64, pkt_bytes: u16, rtt_ms: f64, rtt_spread_ms: f64, seed: u64,
+               first: usize, warm: Time, route_delay: Time) -> Self {
         let flow_bits = size_pkts as f64 * pkt_bytes as f64 * 8.0;
         Self {
             size_pkts,
@@ -72,6 +75,7 @@ impl ShortFlows {
             rtt_spread_ms,
             rng: stream(seed, Stream::ShortArrivals, 0),
             seed,
+            route_delay,
             arrived: 0,
             first,
             slots: Vec::new(),
@@ -104,7 +108,7 @@ impl ShortFlows {
                 (self.slots.len() - 1, true)
             }
         };
-        let one_way = from_secs(rtt_s / 2.0);
+        let one_way = from_secs(rtt_s / 2.0).saturating_sub(self.route_delay);
         self.slots[k] = Slot { started: now, one_way, in_network: 0, delivered: false, busy: true };
         if now >= self.warm {
             self.measured_started += 1;
@@ -139,9 +143,9 @@ impl ShortFlows {
 
     /// The receiver of `conn` now holds `delivered_pkts` in order: records the completion time
     /// (first packet sent to last packet received) when that is the whole transfer. The world
-    /// puts a flow's whole propagation delay on the return path; on a path with equal delays
-    /// both ways the last packet reaches the receiver half an RTT later than it does here, so
-    /// that half is added.
+    /// puts the propagation delay not on the route's links on the return path; on a path with
+    /// equal delays both ways the last packet reaches the receiver half an RTT after it left,
+    /// so the part of that half not crossed for real is added.
     pub fn on_delivered(&mut self, conn: usize, now: Time, delivered_pkts: u64) {
         let (size, warm) = (self.size_pkts as u64, self.warm);
         let Some(s) = self.slot(conn) else { return };
@@ -169,11 +173,11 @@ impl ShortFlows {
     }
 
     /// Mean and 99th-percentile completion time (ms) of the measured flows that completed.
-    pub fn fct_ms(&self) -> (f64, f64) {
+    pub fn fct_ms(&self) -> (Option<f64>, Option<f64>) {
         if self.measured_done == 0 {
-            return (f64::NAN, f64::NAN);
+            return (None, None);
         }
-        (self.fct_sum_s / self.measured_done as f64 * 1000.0, self.fct_ns.value_at_quantile(0.99) as f64 / 1e6)
+        (Some(self.fct_sum_s / self.measured_done as f64 * 1000.0), Some(self.fct_ns.value_at_quantile(0.99) as f64 / 1e6))
     }
 
     /// Connection slots ever used (the peak number of concurrent short flows).
@@ -188,7 +192,7 @@ mod tests {
 
     #[test]
     fn slots_are_reused_only_when_empty_and_finished() {
-        let mut s = ShortFlows::new(10.0, 2, 1000, 100.0, 0.0, 1, 5, 0);
+        let mut s = ShortFlows::new(10.0, 2, 1000, 100.0, 0.0, 1, 5, 0, 0);
         let a = s.arrive(0);
         assert_eq!((a.conn, a.fresh), (5, true));
         s.entered(5);
@@ -202,13 +206,14 @@ mod tests {
         assert_eq!((c.conn, c.fresh), (5, false), "the emptied slot is reused");
         assert_eq!(s.slots_used(), 2);
         assert_eq!(s.measured_done, 1);
-        assert!((s.fct_ms().0 - 50.0).abs() < 1e-6, "10 ps + half the 100 ms RTT: {}", s.fct_ms().0);
+        let afct = s.fct_ms().0.unwrap();
+        assert!((afct - 50.0).abs() < 1e-6, "10 ps + half the 100 ms RTT: {afct}");
     }
 
     #[test]
     fn arrival_rate_offers_the_configured_load() {
         // 8 Mb/s of 10-packet, 1000-byte flows = 100 flows/s.
-        let mut s = ShortFlows::new(8.0, 10, 1000, 100.0, 0.0, 3, 0, 0);
+        let mut s = ShortFlows::new(8.0, 10, 1000, 100.0, 0.0, 3, 0, 0, 0);
         let n = 20_000;
         let total: Time = (0..n).map(|_| s.next_gap()).sum();
         let rate = n as f64 / crate::time::to_secs(total);

@@ -14,12 +14,12 @@ pub enum Pattern {
 pub struct OpenLoopSource {
     pattern: Pattern,
     mean_gap_s: f64,
-    pub bytes: u32,
+    pub bytes: u16,
     rng: SimRng,
 }
 
 impl OpenLoopSource {
-    pub fn new(pattern: Pattern, rate_mbps: f64, bytes: u32, rng: SimRng) -> Self {
+    pub fn new(pattern: Pattern, rate_mbps: f64, bytes: u16, rng: SimRng) -> Self {
         let mean_gap_s = bytes as f64 * 8.0 / (rate_mbps * 1e6);
         Self { pattern, mean_gap_s, bytes, rng }
     }

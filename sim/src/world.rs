@@ -1,228 +1,305 @@
-//! The dumbbell: N long-lived TCP senders, each behind its own access link (optional), share one
-//! drop-tail bottleneck with short TCP flows (connections after the N long ones, see `short`)
-//! and open-loop sources (which feed the bottleneck directly); ACKs return on an uncongested
-//! path. This module wires the components together and dispatches events; it holds no
-//! protocol logic. Per-flow results and the time series describe the long flows.
+//! The world: builds a run's network (the topology's links, then every connection's access link
+//! and return path), holds the connections, and dispatches events. It holds no protocol logic:
+//! senders and receivers decide what to send, links move packets, and a packet's route says
+//! where it goes next. Connections 0..n_long are the long flows (route by route); later ones are
+//! short flows' reusable slots (see `short`). Open-loop sources feed the topology's longest route.
 //!
-//! Where the propagation delay sits: all of a flow's two-way propagation delay (its RTT) is put
-//! on the return path, after the receiver, which sits right behind the bottleneck. What the
-//! bottleneck sees is the same for any split of the delay (only the loop delay from a departure
-//! to the packets it clocks out matters; other splits shift each flow's whole trajectory by a
-//! constant), and this one needs a single delay line per flow, i.e. two events per packet.
+//! Each connection's forward route is its access link (if any) and its topology route; its
+//! reverse route is one pure-delay link holding the rest of its RTT (see `topology` for why
+//! that split is exact). The end-of-run tables are assembled in `results`.
 
 use crate::config::SimConfig;
-use crate::controller::{self, BufferController, QueueView};
+use crate::controller::{BufferController, QueueView};
 use crate::event::{Event, EventQueue};
-use crate::link::{Arrival, DelayLine, Link};
-use crate::metrics::{jain, new_delay_histogram, LinkCounters, QueueMonitor, TimeSeries};
-use crate::packet::{Kind, Packet};
-use crate::queue::Limit;
-use crate::rng::{stream, Stream};
+use crate::link::{Arrival, Link, Role};
+use crate::metrics::{LinkCounters, LinkStats};
+use crate::output::TimeseriesRow;
+use crate::packet::{Kind, Packet, ACK_BYTES};
+use crate::queue::{Discipline, DropTailQueue, Limit, QueueDiscipline};
+use crate::rng::{stream, SimRng, Stream};
 use crate::short::ShortFlows;
 use crate::source::{OpenLoopSource, Pattern};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{SenderStats, TcpParams, TcpSender};
+use crate::tcp::LawFactory;
 use crate::time::{from_secs, to_secs, Time};
+use crate::topology::Network;
 use crate::trace::{Trace, DEQUEUE, DROP, ENQUEUE};
-use hdrhistogram::Histogram;
 use rand::Rng;
 
-/// Per-flow results.
-#[derive(Default)]
-pub struct FlowTable {
-    pub flow_id: Vec<u32>,
-    pub rtt_ms: Vec<f64>,
-    pub start_s: Vec<f64>,
-    pub goodput_mbps: Vec<f64>,
-    pub retransmits: Vec<u64>,
-    pub timeouts: Vec<u64>,
-    pub fast_retransmits: Vec<u64>,
-    pub mean_cwnd_pkts: Vec<f64>,
-    /// Whole-run conservation counters: sent = delivered + dropped + in_flight.
-    pub sent_pkts: Vec<u64>,
-    pub delivered_pkts: Vec<u64>,
-    pub dropped_pkts: Vec<u64>,
-    pub in_flight_pkts: Vec<u64>,
+pub use crate::results::RunOutput;
+
+/// A route: `len` hops from `hops[start]` on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Route {
+    start: u32,
+    len: u8,
 }
 
-pub struct RunOutput {
-    /// Summary metrics, in a fixed order (see `World::summary`).
-    pub summary: Vec<(&'static str, f64)>,
-    pub timeseries: TimeSeries,
-    pub flows: FlowTable,
-    pub trace: Trace,
-    pub interrupted: bool,
+/// No timer event pending (later than any deadline).
+const IDLE: Time = Time::MAX;
+
+/// What the world keeps of a connection beside its sender and receiver (one struct: a packet's
+/// path touches all of it).
+#[derive(Clone, Copy, Debug)]
+struct Conn {
+    fwd: Route,
+    rev: Route,
+    /// The topology route.
+    route: u32,
+    /// Deadlines of the timer events pending (lazily rescheduled; see `flush`), or `IDLE`.
+    /// Plain times rather than `Option`s: 48 bytes a connection, not 72 (the per-flow state
+    /// touched per packet must stay in L2 at 1000 flows).
+    pending_rto: Time,
+    pending_send: Time,
+    pending_delack: Time,
 }
 
 pub struct World<'c> {
-    cfg: &'c SimConfig,
-    now: Time,
+    pub(crate) cfg: &'c SimConfig,
+    pub(crate) net: Network,
+    pub(crate) now: Time,
     end: Time,
-    warm: Time,
-    events: EventQueue,
-    pkt_bytes: u32,
-    core_bps: f64,
-    /// Connections 0..n_long are the long flows; later ones are short flows' slots.
-    n_long: usize,
+    pub(crate) warm: Time,
+    pub(crate) events: EventQueue,
+    pub(crate) pkt_bytes: u16,
+    pub(crate) links: Vec<Link>,
+    /// Every route's link ids, route after route.
+    hops: Vec<u32>,
+    pub(crate) n_long: usize,
+    conns: Vec<Conn>,
+    /// New in-order packets delivered to the connections of each topology route.
+    route_delivered: Vec<u64>,
+    pub(crate) senders: Vec<TcpSender>,
+    pub(crate) receivers: Vec<TcpReceiver>,
+    law: LawFactory,
     tcp_params: TcpParams,
-    short: Option<ShortFlows>,
-    core: Link,
-    access: Vec<Link>,
-    ack_lines: Vec<DelayLine<i64>>,
-    senders: Vec<TcpSender>,
-    receivers: Vec<TcpReceiver>,
-    rtt_s: Vec<f64>,
-    start_s: Vec<f64>,
+    /// The topology route of each long flow.
+    pub(crate) flow_route: Vec<usize>,
+    pub(crate) rtt_s: Vec<f64>,
+    pub(crate) start_s: Vec<f64>,
+    pub(crate) short: Option<ShortFlows>,
     sources: Vec<OpenLoopSource>,
+    source_route: Route,
     controller: Option<Box<dyn BufferController>>,
     controller_interval: Time,
     controller_last: LinkCounters,
-    pending_rto: Vec<Option<Time>>,
-    pending_send: Vec<Option<Time>>,
-    pending_delack: Vec<Option<Time>>,
     outbox: Vec<i64>,
-    // metrics
-    core_ctr: LinkCounters,
-    core_at_warm: LinkCounters,
-    core_at_sample: LinkCounters,
-    access_arrivals: u64,
-    access_drops: u64,
-    access_at_warm: (u64, u64),
-    queue: QueueMonitor,
-    delay_ns: Histogram<u64>,
-    flow_dropped: Vec<u64>,
-    flow_at_warm: Vec<(SenderStats, u64)>,
-    delivered_total: u64,
-    delivered_at_sample: u64,
-    cwnd_sum: Vec<f64>,
-    cwnd_samples: u64,
+    pub(crate) stats: Vec<LinkStats>,
+    /// Arrivals and drops at every access link, and their values at the end of warm-up.
+    pub(crate) edge: LinkCounters,
+    pub(crate) edge_at_warm: LinkCounters,
+    pub(crate) flow_dropped: Vec<u64>,
+    pub(crate) flow_at_warm: Vec<(SenderStats, u64)>,
+    pub(crate) cwnd_sum: Vec<f64>,
+    pub(crate) cwnd_samples: u64,
     sample_interval: Time,
     last_sample: Time,
-    ts: TimeSeries,
-    trace: Trace,
+    pub(crate) ts: Vec<TimeseriesRow>,
+    pub(crate) trace: Trace,
 }
 
 impl<'c> World<'c> {
-    /// Builds the network from a validated config and schedules the first events.
-    pub fn new(cfg: &'c SimConfig) -> Self {
-        let n = cfg.flows as usize;
-        let pkt_bytes = cfg.pkt_bytes as u32;
-        let core_limit = match cfg.buffer_bytes {
-            Some(b) => Limit::Bytes(b as u64),
-            None => Limit::Packets(cfg.buffer_pkts as u64),
-        };
-        let core_bps = cfg.core_mbps * 1e6;
-        let seed = cfg.seed as u64;
-        let mut rtt_s = Vec::with_capacity(n);
-        let mut start_s = Vec::with_capacity(n);
-        for f in 0..n {
-            let mut rng = stream(seed, Stream::Topology, f as u64);
-            start_s.push(rng.random::<f64>() * cfg.start_window_s);
-            let u: f64 = rng.random();
-            let rtt_ms = match &cfg.rtts_ms {
-                Some(list) => list[f],
-                None => cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms,
-            };
-            rtt_s.push(rtt_ms / 1000.0);
-        }
-        let tcp_params = TcpParams {
-            init_cwnd: cfg.init_cwnd_pkts,
-            init_ssthresh: cfg.init_ssthresh_pkts.unwrap_or(cfg.wmax_pkts as f64),
-            wmax: cfg.wmax_pkts as f64,
-            min_rto_s: cfg.min_rto_ms / 1000.0,
-            max_rto_s: cfg.max_rto_s,
-            init_rto_s: cfg.init_rto_s,
-            tick_s: cfg.tick_ms / 1000.0,
-            limited_transmit: cfg.limited_transmit,
-            max_burst: cfg.max_burst_pkts as u32,
-        };
-        let senders = (0..n)
-            .map(|f| TcpSender::new(&cfg.tcp, tcp_params, stream(seed, Stream::Sender, f as u64)))
-            .collect();
-        let receivers = (0..n).map(|_| new_receiver(cfg)).collect();
-        let access = match cfg.access_mbps {
-            Some(_) => (0..n).map(|_| new_access_link(cfg)).collect(),
-            None => Vec::new(),
-        };
-        let ack_lines = rtt_s.iter().map(|&r| DelayLine::new(from_secs(r))).collect();
-        let ol_bytes = cfg.open_loop_bytes.unwrap_or(cfg.pkt_bytes) as u32;
-        let mut sources = Vec::new();
-        if cfg.poisson_mbps > 0.0 {
-            let rng = stream(seed, Stream::Source, 0);
-            sources.push(OpenLoopSource::new(Pattern::Poisson, cfg.poisson_mbps, ol_bytes, rng));
-        }
-        if cfg.cbr_mbps > 0.0 {
-            let rng = stream(seed, Stream::Source, 1);
-            sources.push(OpenLoopSource::new(Pattern::Cbr, cfg.cbr_mbps, ol_bytes, rng));
-        }
+    /// Builds the network from a validated config and its network, and schedules the first events.
+    pub fn new(cfg: &'c SimConfig, net: Network) -> Self {
+        let n = net.long_flows();
         let warm = from_secs(cfg.warmup_s);
-        let short = (cfg.short_mbps > 0.0).then(|| {
-            ShortFlows::new(cfg.short_mbps, cfg.short_flow_pkts, pkt_bytes, cfg.rtt_ms, cfg.rtt_spread_ms, seed, n, warm)
-        });
-        let trace_start = from_secs(cfg.trace_start_s.unwrap_or(cfg.warmup_s));
+        let tc = cfg.tcp.common();
+        let tcp_params = TcpParams {
+            init_cwnd: tc.init_cwnd_pkts,
+            init_ssthresh: tc.init_ssthresh_pkts.unwrap_or(cfg.wmax_pkts as f64),
+            wmax: cfg.wmax_pkts as f64,
+            min_rto_s: tc.min_rto_ms / 1000.0,
+            max_rto_s: tc.max_rto_s,
+            init_rto_s: tc.init_rto_s,
+            tick_s: tc.tick_ms / 1000.0,
+            limited_transmit: tc.limited_transmit,
+            max_burst: tc.max_burst_pkts as u32,
+        };
         let mut w = World {
             cfg,
             now: 0,
             end: from_secs(cfg.duration_s),
             warm,
             events: EventQueue::new(),
-            pkt_bytes,
-            core_bps,
+            pkt_bytes: cfg.pkt_bytes as u16,
+            links: Vec::new(),
+            hops: Vec::new(),
             n_long: n,
+            conns: Vec::with_capacity(n),
+            route_delivered: Vec::new(),
+            senders: Vec::with_capacity(n),
+            receivers: Vec::with_capacity(n),
+            law: cfg.tcp.law_factory(),
             tcp_params,
-            short,
-            core: Link::new(core_bps, core_limit),
-            access,
-            ack_lines,
-            senders,
-            receivers,
-            rtt_s,
-            start_s,
-            sources,
-            controller: controller::make(cfg),
-            controller_interval: from_secs(cfg.controller_interval_ms / 1000.0).max(1),
+            flow_route: Vec::with_capacity(n),
+            rtt_s: Vec::with_capacity(n),
+            start_s: Vec::with_capacity(n),
+            short: None,
+            sources: Vec::new(),
+            source_route: Route { start: 0, len: 0 },
+            controller: cfg.controller.as_ref().map(|c| c.make()),
+            controller_interval: from_secs(cfg.controller.as_ref().map_or(0.0, |c| c.interval_ms()) / 1000.0).max(1),
             controller_last: LinkCounters::default(),
-            pending_rto: vec![None; n],
-            pending_send: vec![None; n],
-            pending_delack: vec![None; n],
             outbox: Vec::with_capacity(64),
-            core_ctr: LinkCounters::default(),
-            core_at_warm: LinkCounters::default(),
-            core_at_sample: LinkCounters::default(),
-            access_arrivals: 0,
-            access_drops: 0,
-            access_at_warm: (0, 0),
-            queue: QueueMonitor::new(warm),
-            delay_ns: new_delay_histogram(),
+            stats: Vec::new(),
+            edge: LinkCounters::default(),
+            edge_at_warm: LinkCounters::default(),
             flow_dropped: vec![0; n],
             flow_at_warm: vec![(SenderStats::default(), 0); n],
-            delivered_total: 0,
-            delivered_at_sample: 0,
             cwnd_sum: vec![0.0; n],
             cwnd_samples: 0,
             sample_interval: from_secs(cfg.sample_interval_s).max(1),
             last_sample: 0,
-            ts: TimeSeries::default(),
-            trace: Trace::new(cfg.trace_max_events as usize, trace_start),
+            ts: Vec::new(),
+            trace: Trace::new(cfg.trace_max_events as usize, from_secs(cfg.trace_start_s.unwrap_or(cfg.warmup_s))),
+            net,
         };
-        for f in 0..n {
-            w.events.push(from_secs(w.start_s[f]), Event::FlowStart(f as u32));
-        }
-        for s in 0..w.sources.len() {
-            let gap = w.sources[s].next_gap();
-            w.events.push(gap, Event::SourceEmit(s as u32));
-        }
-        if let Some(short) = w.short.as_mut() {
-            let gap = short.next_gap();
-            w.events.push(gap, Event::ShortArrival);
-        }
-        w.events.push(warm, Event::WarmupEnd);
-        w.events.push(w.sample_interval, Event::SampleTick);
-        if w.controller.is_some() {
-            // A first call at t=0 lets a controller set the initial capacity.
-            w.events.push(0, Event::ControllerTick);
-        }
+        w.build_topology();
+        w.build_long_flows();
+        w.build_other_traffic();
+        w.schedule_first_events();
         w
+    }
+
+    fn add_link(&mut self, link: Link) -> usize {
+        self.links.push(link);
+        self.links.len() - 1
+    }
+
+    fn add_route(&mut self, links: &[usize]) -> Route {
+        assert!(links.len() < 256, "routes have fewer than 256 links");
+        let start = self.hops.len() as u32;
+        self.hops.extend(links.iter().map(|&l| l as u32));
+        Route { start, len: links.len() as u8 }
+    }
+
+    /// A packet's route: its connection's forward or reverse route, or its source's.
+    #[inline(always)]
+    fn route_of(&self, pkt: &Packet) -> Route {
+        match pkt.kind {
+            Kind::Data => self.conns[pkt.flow as usize].fwd,
+            Kind::Ack => self.conns[pkt.flow as usize].rev,
+            Kind::OpenLoop => self.source_route,
+        }
+    }
+
+    /// New in-order packets delivered so far to the connections crossing topology link `i`.
+    pub(crate) fn link_delivered(&self, i: usize) -> u64 {
+        (0..self.net.routes.len()).filter(|&r| self.net.routes[r].links.contains(&i)).map(|r| self.route_delivered[r]).sum()
+    }
+
+    fn build_topology(&mut self) {
+        self.route_delivered = vec![0; self.net.routes.len()];
+        for i in 0..self.net.links.len() {
+            let spec = &self.net.links[i];
+            let queue = Discipline::DropTail(DropTailQueue::new(spec.limit));
+            self.add_link(Link::serial(spec.rate_bps, queue, spec.delay, Role::Net(i as u32)));
+            self.stats.push(LinkStats::new(self.warm));
+        }
+    }
+
+    /// Long flows, route by route: start time, RTT and sender from their own random streams.
+    fn build_long_flows(&mut self) {
+        let cfg = self.cfg;
+        let seed = cfg.seed as u64;
+        let mut f = 0usize;
+        for r in 0..self.net.routes.len() {
+            for _ in 0..self.net.routes[r].flows {
+                let mut rng = stream(seed, Stream::Topology, f as u64);
+                self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
+                let u: f64 = rng.random();
+                let rtt_ms = match &cfg.rtts_ms {
+                    Some(list) => list[f],
+                    None => cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms,
+                };
+                self.rtt_s.push(rtt_ms / 1000.0);
+                self.flow_route.push(r);
+                f += 1;
+            }
+        }
+        for f in 0..self.n_long {
+            let sender = self.new_sender(stream(seed, Stream::Sender, f as u64));
+            self.add_connection(self.flow_route[f], self.rtt_s[f], sender);
+        }
+    }
+
+    fn build_other_traffic(&mut self) {
+        let cfg = self.cfg;
+        let seed = cfg.seed as u64;
+        let default = self.net.default_route;
+        let ol_bytes = cfg.open_loop_bytes.unwrap_or(cfg.pkt_bytes) as u16;
+        if cfg.poisson_mbps > 0.0 {
+            let rng = stream(seed, Stream::Source, 0);
+            self.sources.push(OpenLoopSource::new(Pattern::Poisson, cfg.poisson_mbps, ol_bytes, rng));
+        }
+        if cfg.cbr_mbps > 0.0 {
+            let rng = stream(seed, Stream::Source, 1);
+            self.sources.push(OpenLoopSource::new(Pattern::Cbr, cfg.cbr_mbps, ol_bytes, rng));
+        }
+        let links = self.net.routes[default].links.clone();
+        self.source_route = self.add_route(&links);
+        if cfg.short_mbps > 0.0 {
+            let fwd_delay = self.net.one_way(default);
+            self.short = Some(ShortFlows::new(cfg.short_mbps, cfg.short_flow_pkts, self.pkt_bytes, cfg.rtt_ms,
+                                              cfg.rtt_spread_ms, seed, self.n_long, self.warm, fwd_delay));
+        }
+    }
+
+    fn schedule_first_events(&mut self) {
+        for f in 0..self.n_long {
+            self.events.push(from_secs(self.start_s[f]), Event::FlowStart(f as u32));
+        }
+        for s in 0..self.sources.len() {
+            let gap = self.sources[s].next_gap();
+            self.events.push(gap, Event::SourceEmit(s as u32));
+        }
+        if let Some(short) = self.short.as_mut() {
+            let gap = short.next_gap();
+            self.events.push(gap, Event::ShortArrival);
+        }
+        self.events.push(self.warm, Event::WarmupEnd);
+        self.events.push(self.sample_interval, Event::SampleTick);
+        if self.controller.is_some() {
+            // A first call at t=0 lets a controller set the initial capacity.
+            self.events.push(0, Event::ControllerTick);
+        }
+    }
+
+    fn new_sender(&self, rng: SimRng) -> TcpSender {
+        let t = &self.cfg.tcp;
+        TcpSender::new(self.tcp_params, (self.law)(), t.make_recovery(), t.make_release(rng))
+    }
+
+    fn new_receiver(&self) -> TcpReceiver {
+        TcpReceiver::new(self.cfg.tcp.common().delayed_ack, from_secs(self.cfg.tcp.common().delack_ms / 1000.0))
+    }
+
+    /// A new connection over topology route `route`: its access link, its return path, its sender
+    /// and receiver. Returns its id.
+    fn add_connection(&mut self, route: usize, rtt_s: f64, sender: TcpSender) -> usize {
+        let mut hops = Vec::with_capacity(self.net.routes[route].links.len() + 1);
+        if let Some(mbps) = self.cfg.access_mbps {
+            let queue = Discipline::DropTail(DropTailQueue::new(Limit::Packets(self.cfg.access_buffer_pkts as u64)));
+            hops.push(self.add_link(Link::serial(mbps * 1e6, queue, 0, Role::Access)));
+        }
+        hops.extend_from_slice(&self.net.routes[route].links);
+        let fwd = self.add_route(&hops);
+        let back = self.return_delay(route, rtt_s);
+        let ret = self.add_link(Link::delay_only(back, Role::Return));
+        let rev = self.add_route(&[ret]);
+        self.conns.push(Conn { fwd, rev, route: route as u32, pending_rto: IDLE, pending_send: IDLE,
+                               pending_delack: IDLE });
+        self.receivers.push(self.new_receiver());
+        self.senders.push(sender);
+        self.senders.len() - 1
+    }
+
+    /// The delay of a connection's return path: its RTT less its route's one-way link delay (RTTs
+    /// are at least twice that, see `topology`), and never zero, so that a packet's route ends
+    /// only after a link (see `enter`).
+    fn return_delay(&self, route: usize, rtt_s: f64) -> Time {
+        (from_secs(rtt_s) - self.net.one_way(route)).max(1)
     }
 
     /// Runs to `duration_s`. `poll` is called every 2^18 events; returning true stops the run
@@ -254,6 +331,7 @@ impl<'c> World<'c> {
         self.finish(wall_s, interrupted)
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::FlowStart(f) => {
@@ -261,44 +339,34 @@ impl<'c> World<'c> {
                 self.senders[f].start(self.now, &mut self.outbox);
                 self.flush(f);
             }
-            Event::AckArrival(f) => {
-                let f = f as usize;
-                let (ack, next) = self.ack_lines[f].pop();
+            Event::LinkDone(l) => self.link_done(l as usize),
+            Event::LinkExit(l) => {
+                let (pkt, next) = self.links[l as usize].exit();
                 if let Some(due) = next {
-                    self.events.push(due, Event::AckArrival(f as u32));
+                    self.events.push(due, Event::LinkExit(l));
                 }
-                self.senders[f].on_ack(self.now, ack, &mut self.outbox);
-                self.flush(f);
-                self.short_left(f);
+                self.forward(pkt);
             }
-            Event::AccessTxDone(f) => {
-                let (pkt, next) = self.access[f as usize].complete(self.now);
-                if let Some((_, done)) = next {
-                    self.events.push(done, Event::AccessTxDone(f));
-                }
-                self.core_arrive(pkt);
-            }
-            Event::CoreTxDone => self.core_tx_done(),
             Event::RtoTimer(f) => {
                 let f = f as usize;
-                if self.pending_rto[f] == Some(self.now) {
-                    self.pending_rto[f] = None;
+                if self.conns[f].pending_rto == self.now {
+                    self.conns[f].pending_rto = IDLE;
                 }
                 self.senders[f].on_rto_timer(self.now, &mut self.outbox);
                 self.flush(f);
             }
             Event::SendTimer(f) => {
                 let f = f as usize;
-                if self.pending_send[f] == Some(self.now) {
-                    self.pending_send[f] = None;
+                if self.conns[f].pending_send == self.now {
+                    self.conns[f].pending_send = IDLE;
                 }
                 self.senders[f].on_send_timer(self.now, &mut self.outbox);
                 self.flush(f);
             }
             Event::DelAckTimer(f) => {
                 let f = f as usize;
-                if self.pending_delack[f] == Some(self.now) {
-                    self.pending_delack[f] = None;
+                if self.conns[f].pending_delack == self.now {
+                    self.conns[f].pending_delack = IDLE;
                 }
                 if let Some(ack) = self.receivers[f].on_delack_timer(self.now) {
                     self.send_ack(f, ack);
@@ -307,19 +375,24 @@ impl<'c> World<'c> {
             }
             Event::SourceEmit(s) => {
                 let src = &mut self.sources[s as usize];
-                let pkt = Packet { kind: Kind::OpenLoop, flow: s, bytes: src.bytes, seq: 0, enqueued_at: 0 };
+                let pkt = Packet::new(Kind::OpenLoop, s as usize, src.bytes, 0);
                 let gap = src.next_gap().max(1);
                 self.events.push(self.now + gap, Event::SourceEmit(s));
-                self.core_arrive(pkt);
+                self.send_on(pkt);
             }
             Event::ShortArrival => self.short_arrival(),
             Event::ControllerTick => self.controller_tick(),
             Event::SampleTick => self.sample_tick(),
             Event::WarmupEnd => {
-                self.core_at_warm = self.core_ctr;
-                self.access_at_warm = (self.access_arrivals, self.access_drops);
+                for i in 0..self.stats.len() {
+                    let delivered = self.link_delivered(i);
+                    let s = &mut self.stats[i];
+                    s.at_warm = s.ctr;
+                    s.delivered_at_warm = delivered;
+                }
+                self.edge_at_warm = self.edge;
                 for f in 0..self.n_long {
-                    self.flow_at_warm[f] = (self.senders[f].stats, self.receivers[f].delivered);
+                    self.flow_at_warm[f] = (self.senders[f].stats(), self.receivers[f].delivered);
                 }
             }
         }
@@ -328,117 +401,192 @@ impl<'c> World<'c> {
     /// Sends what the sender queued in `outbox` and (re)schedules its timers.
     fn flush(&mut self, f: usize) {
         let mut out = std::mem::take(&mut self.outbox);
+        let route = self.conns[f].fwd;
         for &seq in &out {
-            let pkt = Packet { kind: Kind::Data, flow: f as u32, bytes: self.pkt_bytes, seq, enqueued_at: 0 };
+            let pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
             if let Some(short) = self.short.as_mut() {
                 short.entered(f);
             }
-            if self.access.is_empty() {
-                self.core_arrive(pkt);
-            } else {
-                self.access_arrivals += 1;
-                match self.access[f].arrive(pkt, self.now) {
-                    Arrival::Started(done) => self.events.push(done, Event::AccessTxDone(f as u32)),
-                    Arrival::Queued => {}
-                    Arrival::Dropped => {
-                        self.access_drops += 1;
-                        self.count_drop(f);
-                    }
-                }
-            }
+            self.enter(pkt, route);
         }
         out.clear();
         self.outbox = out;
         // Timers are rescheduled lazily: one pending event per timer; an event that finds its
         // deadline moved later is simply followed by another.
-        if let Some(d) = self.senders[f].rto_deadline {
-            if self.pending_rto[f].is_none_or(|p| p > d) {
+        let (sender, conn) = (&self.senders[f], &mut self.conns[f]);
+        if let Some(d) = sender.rto_deadline() {
+            if conn.pending_rto > d {
                 self.events.push(d, Event::RtoTimer(f as u32));
-                self.pending_rto[f] = Some(d);
+                conn.pending_rto = d;
             }
         }
-        if let Some(d) = self.senders[f].send_deadline {
-            if self.pending_send[f].is_none_or(|p| p > d) {
+        if let Some(d) = sender.send_deadline() {
+            if conn.pending_send > d {
                 self.events.push(d, Event::SendTimer(f as u32));
-                self.pending_send[f] = Some(d);
+                conn.pending_send = d;
             }
         }
     }
 
     fn sync_delack(&mut self, f: usize) {
         if let Some(d) = self.receivers[f].delack_deadline {
-            if self.pending_delack[f].is_none_or(|p| p > d) {
+            let conn = &mut self.conns[f];
+            if conn.pending_delack > d {
                 self.events.push(d, Event::DelAckTimer(f as u32));
-                self.pending_delack[f] = Some(d);
+                conn.pending_delack = d;
             }
         }
     }
 
-    fn core_arrive(&mut self, pkt: Packet) {
-        self.core_ctr.arrivals += 1;
-        match self.core.arrive(pkt, self.now) {
+    /// A packet that crossed a link moves to the next link of its route, or is delivered at the
+    /// route's end.
+    #[inline(always)]
+    fn forward(&mut self, pkt: Packet) {
+        let route = self.route_of(&pkt);
+        if pkt.hop == route.len {
+            self.deliver(pkt);
+        } else {
+            self.enter(pkt, route);
+        }
+    }
+
+    /// A new packet enters the first link of its route.
+    #[inline(always)]
+    fn send_on(&mut self, pkt: Packet) {
+        let route = self.route_of(&pkt);
+        self.enter(pkt, route);
+    }
+
+    /// A packet enters the next link of its route (one exists: a route ends only after a link,
+    /// since no link a packet enters at its source is its destination). Never delivers, so that
+    /// sending, forwarding and delivering inline into each other without recursion.
+    #[inline(always)]
+    fn enter(&mut self, mut pkt: Packet, route: Route) {
+        let l = self.hops[(route.start + pkt.hop as u32) as usize] as usize;
+        pkt.hop += 1;
+        match self.links[l].role {
+            Role::Net(i) => self.net_arrive(l, i as usize, pkt),
+            Role::Access => self.access_arrive(l, pkt),
+            Role::Return => {
+                // A pure delay: straight into its pipe.
+                if let Some(due) = self.links[l].propagate(self.now, pkt) {
+                    self.events.push(due, Event::LinkExit(l as u32));
+                }
+            }
+        }
+    }
+
+    fn access_arrive(&mut self, l: usize, pkt: Packet) {
+        self.edge.arrivals += 1;
+        match self.links[l].arrive(pkt, self.now) {
+            Arrival::Started(done) => self.events.push(done, Event::LinkDone(l as u32)),
+            Arrival::Queued => {}
+            Arrival::Dropped => {
+                self.edge.drops += 1;
+                self.dropped(&pkt);
+            }
+            Arrival::Propagating(_) => unreachable!("access links serialise"),
+        }
+    }
+
+    /// A packet arrives at topology link `i` (link id `l`): counted, queued, traced.
+    #[inline(always)]
+    fn net_arrive(&mut self, l: usize, i: usize, pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let s = &mut self.stats[i];
+        s.ctr.arrivals += 1;
+        match link.arrive(pkt, now) {
             Arrival::Started(done) => {
-                self.events.push(done, Event::CoreTxDone);
-                self.trace.record(self.now, ENQUEUE, &pkt, 0);
-                self.trace.record(self.now, DEQUEUE, &pkt, 0);
-                if self.now >= self.warm {
-                    self.delay_ns.record(0).expect("histogram auto-resizes");
+                self.events.push(done, Event::LinkDone(l as u32));
+                self.trace.record(now, ENQUEUE, &pkt, 0, i);
+                self.trace.record(now, DEQUEUE, &pkt, 0, i);
+                if now >= self.warm {
+                    s.delay_ns.record(0).expect("histogram auto-resizes");
                 }
             }
             Arrival::Queued => {
-                let len = self.core.queue.len();
-                self.queue.set_len(self.now, len);
-                self.trace.record(self.now, ENQUEUE, &pkt, len);
+                let len = link.queue_len();
+                s.queue.set_len(now, len);
+                self.trace.record(now, ENQUEUE, &pkt, len, i);
             }
             Arrival::Dropped => {
-                self.core_ctr.drops += 1;
-                if pkt.kind == Kind::Data {
-                    self.count_drop(pkt.flow as usize);
+                s.ctr.drops += 1;
+                self.trace.record(now, DROP, &pkt, link.queue_len(), i);
+                self.dropped(&pkt);
+            }
+            Arrival::Propagating(_) => unreachable!("topology links serialise"),
+        }
+    }
+
+    /// Link `l` finished a transmission: starts the next one, then the packet propagates.
+    fn link_done(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let (done, next) = link.complete(now);
+        if let Some((_, t)) = next {
+            self.events.push(t, Event::LinkDone(l as u32));
+        }
+        if let Role::Net(i) = link.role {
+            let i = i as usize;
+            let s = &mut self.stats[i];
+            s.ctr.tx_pkts += 1;
+            s.ctr.tx_bits += done.bytes as u64 * 8;
+            if let Some((pkt, _)) = next {
+                let len = link.queue_len();
+                s.queue.set_len(now, len);
+                if now >= self.warm {
+                    let waited_ns = (now - pkt.stamp) / 1000;
+                    s.delay_ns.record(waited_ns).expect("histogram auto-resizes");
                 }
-                self.trace.record(self.now, DROP, &pkt, self.core.queue.len());
+                self.trace.record(now, DEQUEUE, &pkt, len, i);
             }
+        }
+        if link.delay() == 0 {
+            self.forward(done);
+        } else if let Some(due) = link.propagate(now, done) {
+            self.events.push(due, Event::LinkExit(l as u32));
         }
     }
 
-    fn core_tx_done(&mut self) {
-        let (done, next) = self.core.complete(self.now);
-        self.core_ctr.tx_pkts += 1;
-        self.core_ctr.tx_bits += done.bytes as u64 * 8;
-        if let Some((pkt, t)) = next {
-            self.events.push(t, Event::CoreTxDone);
-            let len = self.core.queue.len();
-            self.queue.set_len(self.now, len);
-            if self.now >= self.warm {
-                let waited_ns = (self.now - pkt.enqueued_at) / 1000;
-                self.delay_ns.record(waited_ns).expect("histogram auto-resizes");
+    /// A packet reached the end of its route.
+    #[inline(always)]
+    fn deliver(&mut self, pkt: Packet) {
+        let f = pkt.flow as usize;
+        match pkt.kind {
+            Kind::Data => {
+                let (ack, new) = self.receivers[f].on_data(self.now, pkt.seq);
+                self.route_delivered[self.conns[f].route as usize] += new;
+                if let Some(short) = self.short.as_mut() {
+                    short.on_delivered(f, self.now, self.receivers[f].delivered);
+                }
+                if let Some(ack) = ack {
+                    self.send_ack(f, ack);
+                }
+                self.sync_delack(f);
+                self.short_left(f);
             }
-            self.trace.record(self.now, DEQUEUE, &pkt, len);
-        }
-        if done.kind == Kind::Data {
-            let f = done.flow as usize;
-            let (ack, new) = self.receivers[f].on_data(self.now, done.seq);
-            self.delivered_total += new;
-            if let Some(short) = self.short.as_mut() {
-                short.on_delivered(f, self.now, self.receivers[f].delivered);
+            Kind::Ack => {
+                self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
+                self.flush(f);
+                self.short_left(f);
             }
-            if let Some(ack) = ack {
-                self.send_ack(f, ack);
-            }
-            self.sync_delack(f);
-            self.short_left(f);
+            Kind::OpenLoop => {}
         }
     }
 
-    /// A data packet of connection `f` was dropped.
-    fn count_drop(&mut self, f: usize) {
-        if f < self.n_long {
-            self.flow_dropped[f] += 1;
-        } else {
-            self.short_left(f);
+    /// A packet was dropped.
+    fn dropped(&mut self, pkt: &Packet) {
+        let f = pkt.flow as usize;
+        match pkt.kind {
+            Kind::Data if f < self.n_long => self.flow_dropped[f] += 1,
+            Kind::Data | Kind::Ack => self.short_left(f),
+            Kind::OpenLoop => {}
         }
     }
 
     /// A packet or ACK of connection `f` left the network; frees a finished short flow's slot.
+    #[inline(always)]
     fn short_left(&mut self, f: usize) {
         if let Some(short) = self.short.as_mut() {
             if short.is_short(f) {
@@ -456,209 +604,114 @@ impl<'c> World<'c> {
         let size = short.size_pkts;
         self.events.push(self.now + gap, Event::ShortArrival);
         let f = flow.conn;
-        let sender = TcpSender::new(&self.cfg.tcp, self.tcp_params, flow.sender_rng).with_size(size);
-        let receiver = new_receiver(self.cfg);
-        let ack_line = DelayLine::new(from_secs(flow.rtt_s));
+        let sender = self.new_sender(flow.sender_rng).with_size(size);
         if flow.fresh {
-            debug_assert_eq!(f, self.senders.len());
-            self.senders.push(sender);
-            self.receivers.push(receiver);
-            self.ack_lines.push(ack_line);
-            if self.cfg.access_mbps.is_some() {
-                self.access.push(new_access_link(self.cfg));
-            }
-            self.pending_rto.push(None);
-            self.pending_send.push(None);
-            self.pending_delack.push(None);
+            let conn = self.add_connection(self.net.default_route, flow.rtt_s, sender);
+            debug_assert_eq!(conn, f);
         } else {
             // The slot's old flow has nothing left in the network (see `short`).
             self.senders[f] = sender;
-            self.receivers[f] = receiver;
-            self.ack_lines[f] = ack_line;
+            self.receivers[f] = self.new_receiver();
+            let ret = self.hops[self.conns[f].rev.start as usize] as usize;
+            let back = self.return_delay(self.net.default_route, flow.rtt_s);
+            self.links[ret].set_delay(back);
         }
         self.senders[f].start(self.now, &mut self.outbox);
         self.flush(f);
     }
 
+    #[inline(always)]
     fn send_ack(&mut self, f: usize, ack: i64) {
         if let Some(short) = self.short.as_mut() {
             short.entered(f);
         }
-        if let Some(due) = self.ack_lines[f].push(self.now, ack) {
-            self.events.push(due, Event::AckArrival(f as u32));
-        }
+        let pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
+        self.enter(pkt, self.conns[f].rev);
+    }
+
+    /// The bottleneck's queue.
+    fn bottleneck_queue(&mut self) -> &mut Discipline {
+        self.links[self.net.bottleneck].queue_mut().expect("topology links have queues")
     }
 
     fn controller_tick(&mut self) {
-        let since = self.core_ctr.since(&self.controller_last);
+        let b = self.net.bottleneck;
+        let since = self.stats[b].ctr.since(&self.controller_last);
         let dt_s = to_secs(self.controller_interval);
+        let pkt_bytes = self.pkt_bytes;
+        let q = self.links[b].queue().expect("topology links have queues");
         let view = QueueView {
             now_s: to_secs(self.now),
-            len_pkts: self.core.queue.len() as u64,
-            capacity_pkts: self.core.queue.capacity_pkts(self.pkt_bytes),
+            len_pkts: q.len() as u64,
+            capacity_pkts: q.capacity_pkts(pkt_bytes as u32),
             arrivals: since.arrivals,
             drops: since.drops,
-            utilization: since.tx_bits as f64 / (self.core_bps * dt_s),
+            utilization: since.tx_bits as f64 / (self.net.links[b].rate_bps * dt_s),
         };
-        if let Some(ctl) = self.controller.as_mut() {
-            if let Some(pkts) = ctl.on_tick(&view) {
-                let limit = match self.core.queue.limit() {
-                    Limit::Bytes(_) => Limit::Bytes(pkts * self.pkt_bytes as u64),
-                    Limit::Packets(_) => Limit::Packets(pkts),
-                };
-                self.core.queue.set_limit(limit);
-            }
+        if let Some(pkts) = self.controller.as_mut().and_then(|ctl| ctl.on_tick(&view)) {
+            let q = self.bottleneck_queue();
+            let limit = match q.limit() {
+                Limit::Bytes(_) => Limit::Bytes(pkts * pkt_bytes as u64),
+                Limit::Packets(_) => Limit::Packets(pkts),
+            };
+            q.set_limit(limit);
         }
-        self.controller_last = self.core_ctr;
+        self.controller_last = self.stats[b].ctr;
         self.events.push(self.now + self.controller_interval, Event::ControllerTick);
     }
 
     fn sample_tick(&mut self) {
         let dt = self.now - self.last_sample;
         let dt_s = to_secs(dt);
-        let (q_mean, q_max) = self.queue.take_sample(self.now, dt);
-        let c = self.core_ctr.since(&self.core_at_sample);
-        let delivered = self.delivered_total - self.delivered_at_sample;
-        let mut cwnd_total = 0.0;
-        let mut started = 0usize;
+        let n_net = self.net.links.len();
+        let mut cwnd_total = vec![0.0; n_net];
+        let mut started = vec![0usize; n_net];
         let in_window = self.now > self.warm;
-        for (f, s) in self.senders[..self.n_long].iter().enumerate() {
-            if s.st.maxseq >= 0 {
-                cwnd_total += s.st.cwnd;
-                started += 1;
+        for f in 0..self.n_long {
+            let cwnd = self.senders[f].st().cwnd;
+            if self.senders[f].st().maxseq >= 0 {
+                for &l in &self.net.routes[self.flow_route[f]].links {
+                    cwnd_total[l] += cwnd;
+                    started[l] += 1;
+                }
             }
             if in_window {
-                self.cwnd_sum[f] += s.st.cwnd;
+                self.cwnd_sum[f] += cwnd;
             }
         }
         if in_window {
             self.cwnd_samples += 1;
         }
-        let ts = &mut self.ts;
-        ts.time_s.push(to_secs(self.now));
-        ts.utilization.push(c.tx_bits as f64 / (self.core_bps * dt_s));
-        ts.goodput_mbps.push(delivered as f64 * self.pkt_bytes as f64 * 8.0 / dt_s / 1e6);
-        ts.arrivals.push(c.arrivals);
-        ts.drops.push(c.drops);
-        ts.queue_mean_pkts.push(q_mean);
-        ts.queue_max_pkts.push(q_max as u64);
-        ts.buffer_pkts.push(self.core.queue.capacity_pkts(self.pkt_bytes));
-        ts.mean_cwnd_pkts.push(if started > 0 { cwnd_total / started as f64 } else { f64::NAN });
-        self.core_at_sample = self.core_ctr;
-        self.delivered_at_sample = self.delivered_total;
+        for i in 0..n_net {
+            let l = i; // topology links are the first links
+            let capacity = self.links[l].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32);
+            let link_delivered = self.link_delivered(i);
+            let s = &mut self.stats[i];
+            let (q_mean, q_max) = s.queue.take_sample(self.now, dt);
+            let c = s.ctr.since(&s.at_sample);
+            let delivered = link_delivered - s.delivered_at_sample;
+            self.ts.push(TimeseriesRow {
+                time_s: to_secs(self.now),
+                link_id: i as i64,
+                utilization: c.tx_bits as f64 / (self.net.links[i].rate_bps * dt_s),
+                goodput_mbps: delivered as f64 * self.pkt_bytes as f64 * 8.0 / dt_s / 1e6,
+                arrivals: c.arrivals as i64,
+                drops: c.drops as i64,
+                queue_mean_pkts: q_mean,
+                queue_max_pkts: q_max as i64,
+                buffer_pkts: capacity,
+                mean_cwnd_pkts: (started[i] > 0).then(|| cwnd_total[i] / started[i] as f64),
+            });
+            s.at_sample = s.ctr;
+            s.delivered_at_sample = link_delivered;
+        }
         self.last_sample = self.now;
         self.events.push(self.now + self.sample_interval, Event::SampleTick);
     }
-
-    fn finish(mut self, wall_s: f64, interrupted: bool) -> RunOutput {
-        let end = self.now;
-        self.queue.integrate(end);
-        let window = end.saturating_sub(self.warm).max(1);
-        let window_s = to_secs(window);
-        let pkt_bits = self.pkt_bytes as f64 * 8.0;
-        let c = self.core_ctr.since(&self.core_at_warm);
-        let n = self.n_long;
-
-        // Packets of each flow still in the network.
-        let mut in_flight = vec![0u64; n];
-        for p in self.core.packets() {
-            if p.kind == Kind::Data && (p.flow as usize) < n {
-                in_flight[p.flow as usize] += 1;
-            }
-        }
-        for link in &self.access[..n.min(self.access.len())] {
-            for p in link.packets() {
-                in_flight[p.flow as usize] += 1;
-            }
-        }
-
-        let mut flows = FlowTable::default();
-        let (mut timeouts, mut fast_retx, mut retx) = (0u64, 0u64, 0u64);
-        for f in 0..n {
-            let s = &self.senders[f];
-            let (warm_stats, warm_delivered) = self.flow_at_warm[f];
-            let goodput = (self.receivers[f].delivered - warm_delivered) as f64 * pkt_bits / window_s / 1e6;
-            flows.flow_id.push(f as u32);
-            flows.rtt_ms.push(self.rtt_s[f] * 1000.0);
-            flows.start_s.push(self.start_s[f]);
-            flows.goodput_mbps.push(goodput);
-            let r = s.stats.retransmits - warm_stats.retransmits;
-            let t = s.stats.timeouts - warm_stats.timeouts;
-            let fr = s.stats.fast_retransmits - warm_stats.fast_retransmits;
-            flows.retransmits.push(r);
-            flows.timeouts.push(t);
-            flows.fast_retransmits.push(fr);
-            retx += r;
-            timeouts += t;
-            fast_retx += fr;
-            flows.mean_cwnd_pkts.push(if self.cwnd_samples > 0 { self.cwnd_sum[f] / self.cwnd_samples as f64 } else { f64::NAN });
-            flows.sent_pkts.push(s.stats.sent);
-            flows.delivered_pkts.push(self.receivers[f].arrivals);
-            flows.dropped_pkts.push(self.flow_dropped[f]);
-            flows.in_flight_pkts.push(in_flight[f]);
-        }
-
-        let utilization = c.tx_bits as f64 / (self.core_bps * window_s);
-        let goodput_mbps: f64 = flows.goodput_mbps.iter().sum::<f64>() + 0.0; // + 0.0: no -0.0 without flows
-        // Everything but the long flows offers a fixed rate.
-        let other_mbps = self.cfg.poisson_mbps + self.cfg.cbr_mbps + self.cfg.short_mbps;
-        let tcp_peak_bps: f64 = self.rtt_s.iter().map(|r| self.cfg.wmax_pkts as f64 * pkt_bits / r).sum();
-        let offered_load = (tcp_peak_bps + other_mbps * 1e6) / self.core_bps;
-        let access_arr = self.access_arrivals - self.access_at_warm.0;
-        let access_drop = self.access_drops - self.access_at_warm.1;
-        let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
-        let mean_rtt_ms = if n > 0 { self.rtt_s.iter().sum::<f64>() / n as f64 * 1000.0 } else { f64::NAN };
-        let events = self.events.executed as f64;
-        let short_fct = self.short.as_ref().map_or((f64::NAN, f64::NAN), |s| s.fct_ms());
-        let summary = vec![
-            ("utilization", utilization),
-            ("goodput_mbps", goodput_mbps),
-            ("offered_load", offered_load),
-            ("effective_utilization", utilization / offered_load.min(1.0)),
-            ("loss_rate", ratio(c.drops, c.arrivals)),
-            ("access_loss_rate", ratio(access_drop, access_arr)),
-            ("mean_queue_pkts", self.queue.window_mean(window)),
-            ("p99_queue_pkts", self.queue.window_quantile(0.99)),
-            ("mean_queue_delay_ms", self.delay_ns.mean() / 1e6),
-            ("p99_queue_delay_ms", self.delay_ns.value_at_quantile(0.99) as f64 / 1e6),
-            ("jain_fairness", jain(&flows.goodput_mbps)),
-            ("timeouts", timeouts as f64),
-            ("fast_retransmits", fast_retx as f64),
-            ("retransmits", retx as f64),
-            ("mean_cwnd_pkts", {
-                let v: Vec<f64> = flows.mean_cwnd_pkts.iter().copied().filter(|x| x.is_finite()).collect();
-                if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
-            }),
-            ("mean_rtt_ms", mean_rtt_ms),
-            ("short_flows", self.short.as_ref().map_or(0.0, |s| s.measured_started as f64)),
-            ("short_flows_done", self.short.as_ref().map_or(0.0, |s| s.measured_done as f64)),
-            ("short_afct_ms", short_fct.0),
-            ("short_p99_fct_ms", short_fct.1),
-            ("bottleneck_arrivals", c.arrivals as f64),
-            ("bottleneck_drops", c.drops as f64),
-            ("bottleneck_pkts", c.tx_pkts as f64),
-            ("measured_s", window_s),
-            ("events", events),
-            ("wall_s", wall_s),
-            ("events_per_s", events / wall_s.max(1e-9)),
-            ("pkts_per_s", self.core_ctr.tx_pkts as f64 / wall_s.max(1e-9)),
-        ];
-        RunOutput { summary, timeseries: self.ts, flows, trace: self.trace, interrupted }
-    }
-}
-
-/// A connection's receiver (long or short flow).
-fn new_receiver(cfg: &SimConfig) -> TcpReceiver {
-    TcpReceiver::new(cfg.delayed_ack, from_secs(cfg.delack_ms / 1000.0))
-}
-
-/// A sender's access link; only called when `access_mbps` is set.
-fn new_access_link(cfg: &SimConfig) -> Link {
-    let mbps = cfg.access_mbps.expect("access links only with access_mbps");
-    Link::new(mbps * 1e6, Limit::Packets(cfg.access_buffer_pkts as u64))
 }
 
 /// Runs a validated config to completion (no interruption).
 pub fn run(cfg: &SimConfig) -> RunOutput {
-    World::new(cfg).run(&mut || false)
+    let net = cfg.validate().expect("a valid config");
+    World::new(cfg, net).run(&mut || false)
 }

@@ -15,6 +15,8 @@ from analysis.reproduce import FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_FLOWS
 def test_unsupported_fields_are_named():
     with pytest.raises(ValueError, match="^access_mbps: the ns-2 cross-check supports only the default"):
         ns2.ns2_args(sim.SimConfig(access_mbps=10.0))
+    with pytest.raises(ValueError, match="^topology: the ns-2 cross-check supports only the default"):
+        ns2.ns2_args(sim.SimConfig(topology="parking_lot", rtt_ms=100))
     with pytest.raises(ValueError, match="^tcp: the ns-2 cross-check supports reno, newreno, got 'paced'"):
         ns2.ns2_args(sim.SimConfig(tcp="paced"))
     with pytest.raises(ValueError, match="^seed: the ns-2 cross-check needs seed >= 1"):
@@ -34,11 +36,12 @@ def test_ns2_short_flows_offer_their_load():
 
 
 def test_args_carry_every_mapped_field():
-    args = ns2.ns2_args(sim.SimConfig(tcp="newreno", flows=7, limited_transmit=False, init_cwnd_pkts=2.0))
+    tcp = {"cc": "newreno", "recovery": "newreno", "limited_transmit": False, "init_cwnd_pkts": 2.0}
+    args = ns2.ns2_args(sim.SimConfig(tcp=tcp, flows=7))
     pairs = dict(zip(args[::2], args[1::2]))
     assert pairs["agent"] == "Newreno" and pairs["flows"] == "7"
     assert pairs["limited_transmit"] == "0" and pairs["init_cwnd_pkts"] == "2"  # integers for ns-2's int vars
-    assert set(pairs) == {"agent", *ns2.MAPPED[1:]}
+    assert set(pairs) == set(ns2.MAPPED.values())
 
 
 def test_stored_reference_is_complete():

@@ -23,11 +23,14 @@ def test_uncongested_short_flows_take_slow_start_rounds():
 
 
 def test_a_larger_first_window_saves_a_round():
-    base = dict(tcp="newreno", flows=0, short_mbps=10, core_mbps=100, buffer_pkts=10_000, rtt_ms=100,
+    base = dict(flows=0, short_mbps=10, core_mbps=100, buffer_pkts=10_000, rtt_ms=100,
                 duration_s=30, warmup_s=5)
-    two = sim.run(**base, init_cwnd_pkts=2).metrics()["short_afct_ms"]
-    four = sim.run(**base, init_cwnd_pkts=4).metrics()["short_afct_ms"]  # 4 + 8 + 2: still 3 rounds
-    ten = sim.run(**base, init_cwnd_pkts=10).metrics()["short_afct_ms"]  # 10 + 4: 2 rounds
+    def afct(init_cwnd_pkts):
+        return sim.run(**base, tcp={"cc": "newreno", "init_cwnd_pkts": init_cwnd_pkts}).metrics()["short_afct_ms"]
+
+    two = afct(2)
+    four = afct(4)  # 4 + 8 + 2: still 3 rounds
+    ten = afct(10)  # 10 + 4: 2 rounds
     assert four == pytest.approx(two, abs=2)
     assert ten == pytest.approx(two - 100, abs=2)
 

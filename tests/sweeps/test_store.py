@@ -9,7 +9,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sweeps.store import FLOWS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
+from sweeps.store import FLOWS_TABLE_SCHEMA, LINKS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -22,7 +22,9 @@ def batch(run_ids, status="ok", t=0, tag="x"):
                                for k in range(3)], schema=TIMESERIES_TABLE_SCHEMA)
     flows = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "flow_id": 0} for r in run_ids],
                                  schema=FLOWS_TABLE_SCHEMA)
-    return runs, ts, flows
+    links = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "link_id": k} for r in run_ids
+                                  for k in range(2)], schema=LINKS_TABLE_SCHEMA)
+    return runs, {"timeseries": ts, "flows": flows, "links": links}
 
 
 def files(root, table):
@@ -39,22 +41,23 @@ def test_flush_and_compaction(tmp_path):
         store.flush("s1", *batch([f"r{i}a", f"r{i}b"], tag=str(i)))
     assert len(files(tmp_path, "runs")) == 5
     store.rewrite("s1")
-    for table in ("runs", "timeseries", "flows"):
+    for table in ("runs", "timeseries", "flows", "links"):
         assert len(files(tmp_path, table)) == 1
-    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows")) == (10, 30, 10)
+    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows"), rows(store, "links")) == \
+        (10, 30, 10, 20)
     assert not list(tmp_path.rglob("*.tmp-*"))
 
 
 def test_recover_drops_a_flush_without_its_runs_part(tmp_path):
     store = Store(str(tmp_path))
     store.flush("s1", *batch(["a"]))
-    runs, ts, flows = batch(["b"], tag="y")
-    # Killed after writing timeseries and flows but before the runs part (and a temp file):
-    store._write(ts, f"{store._dir('timeseries', 's1')}/part-orphan.parquet")
-    store._write(flows, f"{store._dir('flows', 's1')}/part-orphan.parquet")
+    runs, details = batch(["b"], tag="y")
+    # Killed after writing the detail tables but before the runs part (and a temp file):
+    for table, t in details.items():
+        store._write(t, f"{store._dir(table, 's1')}/part-orphan.parquet")
     (tmp_path / "runs" / "sweep_id=s1" / "part-x.parquet.tmp-1234").write_bytes(b"partial")
     store.recover()
-    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows")) == (1, 3, 1)
+    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows"), rows(store, "links")) == (1, 3, 1, 2)
     assert not list(tmp_path.rglob("*.tmp-*"))
 
 

@@ -137,3 +137,23 @@ def test_force_reruns_and_replaces(tmp_path, ray_head):
     assert second.keys() == first.keys() and len(runs(tmp_path)) == 2  # stored once each
     assert all(second[k] != first[k] for k in first)  # the new executions replaced the old
     assert len(mlflow_children(tmp_path, "sweeps")[1]) == 2
+
+
+def test_parking_lot_sweep_stores_runs_and_links(tmp_path, ray_head):
+    res = sweep(tmp_path, "-m", "topology=parking_lot", "flows=2,4", "topology.links.1.buffer_pkts=10,30",
+                "topology.links.0.rate_mbps=50", "rtt_spread_ms=40", "duration_s=10", "warmup_s=2",
+                ray_address=ray_head)
+    assert res.returncode == 0, res.stderr
+    t = runs(tmp_path)
+    assert t.num_rows == 4 and set(t.column("topology").to_pylist()) == {"parking_lot"}
+    links = [link[1] for link in t.column("topology_links").to_pylist()]
+    assert sorted(link["buffer_pkts"] for link in links) == [10, 10, 30, 30]
+    out = subprocess.run([sys.executable, "-m", "analysis", "sql", "--results", str(tmp_path / "results"),
+                          "--format", "csv", "SELECT run_id, link_id, rate_mbps, buffer_pkts, utilization, loss_rate "
+                          "FROM links ORDER BY run_id, link_id"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split(",") for line in out.stdout.strip().splitlines()[1:]]
+    assert len(rows) == 8 and {r[1] for r in rows} == {"0", "1"}
+    assert {(r[1], float(r[2])) for r in rows} == {("0", 50.0), ("1", 10.0)}
+    assert all(0 < float(r[4]) <= 1 for r in rows)

@@ -1,20 +1,33 @@
-//! TCP: the congestion state shared by all variants, the `Variant` trait, and the registry.
+//! TCP: the congestion state, and what a sender does split into three orthogonal choices, each a
+//! registry (as ns-3 splits `TcpCongestionOps` from `TcpRecoveryOps`):
+//! - `cc`, the window law (`WindowLaw`, one file each, e.g. `newreno.rs`): how the window grows on
+//!   an ACK, and what a loss does to it (ssthresh and cwnd after a fast retransmit and after a
+//!   timeout). Laws have their own typed parameters (`tcp: {cc: ..., param: ...}`).
+//! - `recovery` (`Recovery`, `recovery/`): what a new ACK means during fast recovery, and how many
+//!   packets an ACK may release (Reno, NewReno).
+//! - `release` (`Release`, `release/`): how the packets the window allows leave (ACK-clocked,
+//!   paced, Poisson).
 //!
-//! The sender machinery (sequence numbers, RTT estimation and RTO, duplicate-ACK counting, fast
-//! retransmit, go-back-N after a timeout) is common and lives in `sender.rs`; it follows ns-2's
-//! one-way `Agent/TCP` so that results can be held against the ns-2 papers. A variant decides
-//! what a new cumulative ACK does to the window (the recovery policy) and how transmissions
-//! are released (ACK-clocked, paced, or Poisson). Sequence numbers count packets, as in ns-2:
-//! `highest_ack` is the highest in-order sequence acknowledged (-1 before any).
+//! The sender machinery shared by all (sequence numbers, RTT estimation and RTO, duplicate-ACK
+//! counting, fast retransmit, go-back-N after a timeout) lives in `sender.rs` and follows ns-2's
+//! one-way `Agent/TCP`, so results can be held against the ns-2 papers. Sequence numbers count
+//! packets, as in ns-2: `highest_ack` is the highest in-order sequence acknowledged (-1 before any).
 //!
-//! Adding a variant: one file implementing `Variant`, plus one line in `REGISTRY`.
+//! Presets name the variants the papers use: `reno`, `newreno`, `paced` (Paced TCP), `poisson`.
+//!
+//! Adding a window law, recovery or release: one file, plus its variant and table line in the
+//! registry below.
 
 pub mod newreno;
-pub mod paced;
-pub mod poisson;
 pub mod receiver;
-pub mod reno;
+pub mod recovery;
+pub mod release;
 pub mod sender;
+
+use crate::params::{float_in, int_in, one_of, opt, positive, non_negative, PresetDef, UnionDef, Value, VariantDef};
+use crate::rng::SimRng;
+use enum_dispatch::enum_dispatch;
+use crate::time::Time;
 
 /// The last congestion action, as ns-2's `last_cwnd_action_`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,46 +81,40 @@ impl TcpState {
         ((self.cwnd.floor() as i64) + self.dupwnd).min(self.wmax as i64)
     }
 
+    /// The window a loss response starts from: min(cwnd + dupwnd, wmax) (ns-2 `slowdown`).
+    pub fn loss_window(&self) -> f64 {
+        (self.cwnd + self.dupwnd as f64).min(self.wmax)
+    }
+
     /// Packets sent and not yet cumulatively acknowledged.
     pub fn outstanding(&self) -> i64 {
         self.maxseq - self.highest_ack
     }
-
-    /// Additive increase per new ACK (ns-2 `opencwnd`, windowOption 1): one packet per ACK in
-    /// slow start, 1/cwnd per ACK in congestion avoidance. cwnd is capped at wmax: ns-2 lets it
-    /// grow unused beyond the receiver window, which changes nothing since every use of cwnd
-    /// is min(cwnd, wmax), but makes the reported cwnd meaningless.
-    pub fn open_cwnd(&mut self) {
-        if self.cwnd < self.ssthresh {
-            self.cwnd += 1.0;
-        } else {
-            self.cwnd += 1.0 / self.cwnd;
-        }
-        if self.cwnd > self.wmax {
-            self.cwnd = self.wmax;
-        }
-    }
-
-    /// Half the current window, the base of both loss responses (ns-2 `slowdown`).
-    fn half_window(&self) -> f64 {
-        0.5 * (self.cwnd + self.dupwnd as f64).min(self.wmax)
-    }
-
-    /// Multiplicative decrease on fast retransmit: ssthresh = cwnd = window / 2 (ssthresh >= 2).
-    pub fn halve(&mut self) {
-        let half = self.half_window();
-        self.ssthresh = half.floor().max(2.0);
-        self.cwnd = half.max(1.0);
-    }
-
-    /// Timeout response: ssthresh = window / 2 (>= 2), cwnd = 1.
-    pub fn collapse(&mut self) {
-        self.ssthresh = self.half_window().floor().max(2.0);
-        self.cwnd = 1.0;
-    }
 }
 
-/// What a new cumulative ACK meant to the variant.
+/// What a window law learns from a new cumulative ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    pub now: Time,
+    /// Packets newly acknowledged by this ACK.
+    pub acked_pkts: i64,
+    /// The RTT sample this ACK completed (rounded to the clock tick, as the RTO estimator uses
+    /// it), if it timed a segment.
+    pub rtt_sample_s: Option<f64>,
+}
+
+/// A window law (`cc`): window growth on ACKs and the response to losses.
+#[enum_dispatch]
+pub trait WindowLaw: Send {
+    /// A new cumulative ACK outside loss recovery (`st` still holds the old `highest_ack`).
+    fn on_ack(&mut self, st: &mut TcpState, ack: &Ack);
+    /// Three duplicate ACKs: set ssthresh and cwnd before the hole is retransmitted.
+    fn on_fast_retransmit(&mut self, st: &mut TcpState, now: Time);
+    /// A retransmission timeout: set ssthresh and cwnd.
+    fn on_timeout(&mut self, st: &mut TcpState, now: Time);
+}
+
+/// What a new cumulative ACK meant to loss recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AckKind {
     /// An ordinary (or recovery-ending) ACK: the sender resets its duplicate-ACK count.
@@ -117,47 +124,226 @@ pub enum AckKind {
     Partial { restart_timer: bool },
 }
 
-/// How a sender releases the packets its window allows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Release {
-    /// As soon as the window allows (ACK clocking; bursts are possible).
-    Window,
-    /// One packet every srtt / window (Paced TCP).
-    Paced,
-    /// Exponential gaps with mean srtt / window, not bounded by cwnd (Enachescu's Theorem 1).
-    Poisson,
-}
-
-pub trait Variant: Send {
-    /// A cumulative ACK above `st.highest_ack` arrived (`st` still holds the old value).
-    fn on_new_ack(&mut self, st: &mut TcpState, ack: i64) -> AckKind;
+/// Loss recovery: what a new ACK does during fast recovery.
+#[enum_dispatch]
+pub trait Recovery: Send {
+    /// A cumulative ACK above `st.highest_ack` (`st` still holds the old value). Ends or
+    /// continues recovery; an ordinary ACK goes on to the window law.
+    fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind;
 
     /// How many packets the sender may release after processing an ACK: None = none now,
     /// Some(0) = as many as the window allows, Some(k) = at most k.
     fn send_budget(&self, st: &TcpState, max_burst: u32) -> Option<u32>;
 
-    /// Called when fast retransmit starts loss recovery.
+    /// Fast retransmit started loss recovery.
     fn on_fast_retransmit(&mut self) {}
+}
 
-    fn release(&self) -> Release {
-        Release::Window
+/// How a sender releases the packets its window allows (see `sender::SenderCore`).
+#[enum_dispatch]
+pub trait Release: Send {
+    /// After an ACK, at the start, and after a timeout: release at most `budget` packets (0 =
+    /// as many as allowed) or arm the release timer (`core.send_deadline`).
+    fn send(&mut self, core: &mut sender::SenderCore, now: Time, budget: u32, out: &mut Vec<i64>);
+    /// The release timer fired (its deadline has been cleared).
+    fn on_timer(&mut self, core: &mut sender::SenderCore, now: Time, out: &mut Vec<i64>);
+    /// The flow starts, or restarts after a timeout: pacing starts afresh.
+    fn restart(&mut self, _now: Time) {}
+}
+
+/// Builds a window law from its validated parameters (once per run; called per connection).
+pub type LawFactory = Box<dyn Fn() -> AnyLaw + Send + Sync>;
+
+/// A registered window law: its parameters (the union variant) and its constructor.
+pub struct LawEntry {
+    pub def: VariantDef,
+    pub factory: fn(&Value) -> LawFactory,
+}
+
+// Each registry is an enum over its components, dispatched statically through `enum_dispatch`
+// (a sender holds its law, recovery and release inline: no box to reach and no virtual call on
+// every ACK, where boxed trait objects were three more allocations per sender), and a table that
+// names and builds them. A new component is its file, its
+// variant and its table line. (A macro writing both from one line would trip enum_dispatch's
+// hygiene: its generated bindings do not resolve inside macro_rules output.)
+
+/// A window law, statically dispatched.
+#[enum_dispatch(WindowLaw)]
+pub enum AnyLaw {
+    NewReno(newreno::Aimd),
+}
+
+/// The window laws (`tcp.cc`).
+pub const LAWS: &[LawEntry] = &[newreno::ENTRY];
+
+/// A loss recovery, statically dispatched.
+#[enum_dispatch(Recovery)]
+pub enum AnyRecovery {
+    Reno(recovery::reno::Reno),
+    NewReno(recovery::newreno::NewReno),
+}
+
+/// The loss recoveries (`tcp.recovery`).
+pub const RECOVERIES: &[(&str, fn() -> AnyRecovery)] = &[
+    ("reno", || recovery::reno::Reno.into()),
+    ("newreno", || recovery::newreno::NewReno::default().into()),
+];
+
+/// A release discipline, statically dispatched.
+#[enum_dispatch(Release)]
+pub enum AnyRelease {
+    Window(release::window::Window),
+    Paced(release::paced::Paced),
+    Poisson(release::poisson::Poisson),
+}
+
+/// The release disciplines (`tcp.release`); each gets the flow's random stream.
+pub const RELEASES: &[(&str, fn(SimRng) -> AnyRelease)] = &[
+    ("window", |_| release::window::Window.into()),
+    ("paced", |_| release::paced::Paced::default().into()),
+    ("poisson", |rng| release::poisson::Poisson::new(rng).into()),
+];
+
+pub fn recovery_names() -> Vec<&'static str> {
+    RECOVERIES.iter().map(|(n, _)| *n).collect()
+}
+
+pub fn release_names() -> Vec<&'static str> {
+    RELEASES.iter().map(|(n, _)| *n).collect()
+}
+
+pub fn law_names() -> Vec<&'static str> {
+    LAWS.iter().map(|e| e.def.name).collect()
+}
+
+crate::params! {
+    /// TCP settings common to every window law: loss recovery, release, and the sender and
+    /// receiver knobs (defaults: ns-2's one-way Agent/TCP, 2.35).
+    pub struct TcpCommon as "TcpCommon" {
+        /// Loss recovery after three duplicate ACKs: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second
+        /// loss in a window usually costs a timeout) or newreno (RFC 6582, ns-2 Agent/TCP/Newreno).
+        recovery: String = "newreno".into(), check one_of(recovery_names);
+        /// How the packets the window allows leave: window (ACK-clocked), paced (one every srtt /
+        /// window: Paced TCP), poisson (exponential gaps at rate window / srtt, Enachescu's Theorem 1).
+        release: String = "window".into(), check one_of(release_names);
+        /// Initial congestion window (ns-2 windowInit_).
+        init_cwnd_pkts: f64 = 2.0, unit "pkts", check float_in(1.0, 1e9);
+        /// Initial slow-start threshold; null = the receiver window wmax_pkts (ns-2 ssthresh_ = window_).
+        init_ssthresh_pkts: Option<f64> = None, unit "pkts", check opt(float_in(2.0, 1e12));
+        /// Minimum retransmission timeout (ns-2 minrto_).
+        min_rto_ms: f64 = 200.0, unit "ms", check positive(1e6);
+        /// Maximum retransmission timeout, backoff included (ns-2 maxrto_).
+        max_rto_s: f64 = 60.0, unit "s", check positive(1e5);
+        /// Retransmission timeout before the first RTT sample (ns-2 rtxcur_init_).
+        init_rto_s: f64 = 3.0, unit "s", check positive(1e5);
+        /// RTT-sample granularity (ns-2 tcpTick_); 0 = exact.
+        tick_ms: f64 = 10.0, unit "ms", check non_negative(1e4);
+        /// The receiver delays ACKs (ns-2 DelAckSink): every second packet, or after delack_ms.
+        delayed_ack: bool = false;
+        /// Delayed-ACK timer.
+        delack_ms: f64 = 100.0, unit "ms", check positive(1e5);
+        /// Limited Transmit, RFC 3042 (ns-2 singledup_ = 1).
+        limited_transmit: bool = true;
+        /// Packets released per ACK; 0 = unlimited (ns-2 maxburst_ = 0).
+        max_burst_pkts: i64 = 0, unit "pkts", check int_in(0, 1 << 30);
     }
 }
 
-type Factory = fn() -> Box<dyn Variant>;
+/// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
+pub static TCP: UnionDef = UnionDef {
+    name: "tcp",
+    tag: "cc",
+    default_tag: "newreno",
+    variants: || LAWS.iter().map(|e| &e.def).collect(),
+    presets: &[
+        PresetDef {
+            name: "reno",
+            doc: "TCP Reno: AIMD with Reno recovery (ns-2 Agent/TCP/Reno)",
+            set: &[("cc", "newreno"), ("recovery", "reno"), ("release", "window")],
+        },
+        PresetDef {
+            name: "newreno",
+            doc: "TCP NewReno: AIMD with NewReno recovery (ns-2 Agent/TCP/Newreno)",
+            set: &[("cc", "newreno"), ("recovery", "newreno"), ("release", "window")],
+        },
+        PresetDef {
+            name: "paced",
+            doc: "Paced TCP (Enachescu et al. 2006): NewReno releasing one packet every srtt / window",
+            set: &[("cc", "newreno"), ("recovery", "newreno"), ("release", "paced")],
+        },
+        PresetDef {
+            name: "poisson",
+            doc: "The sender of Enachescu et al.'s Theorem 1: NewReno with Poisson releases",
+            set: &[("cc", "newreno"), ("recovery", "newreno"), ("release", "poisson")],
+        },
+    ],
+};
 
-/// The variant registry: name -> constructor.
-pub const REGISTRY: &[(&str, Factory)] = &[
-    ("reno", || Box::new(reno::Reno)),
-    ("newreno", || Box::new(newreno::NewReno::default())),
-    ("paced", || Box::new(paced::Paced::default())),
-    ("poisson", || Box::new(poisson::PoissonTcp::default())),
-];
+/// The `tcp` section of a run config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig(pub crate::params::Tagged<TcpCommon>);
 
-pub fn variant_names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _)| *n).collect()
+crate::union_param!(TcpConfig, TCP, TcpCommon);
+
+impl TcpConfig {
+    /// A preset or law by name (panics on an unknown name: for defaults and tests).
+    pub fn named(name: &str) -> Self {
+        use crate::params::Param;
+        Self::parse(&Value::str(name)).expect("a registered tcp name")
+    }
+
+    pub fn common(&self) -> &TcpCommon {
+        &self.0.common
+    }
+
+    /// Builds the window-law factory (once per run).
+    pub fn law_factory(&self) -> LawFactory {
+        let entry = LAWS.iter().find(|e| e.def.name == self.0.variant).expect("law validated in config");
+        (entry.factory)(&self.0.params)
+    }
+
+    pub fn make_recovery(&self) -> AnyRecovery {
+        let name = &self.0.common.recovery;
+        (RECOVERIES.iter().find(|(n, _)| n == name).expect("recovery validated in config").1)()
+    }
+
+    pub fn make_release(&self, rng: SimRng) -> AnyRelease {
+        let name = &self.0.common.release;
+        (RELEASES.iter().find(|(n, _)| n == name).expect("release validated in config").1)(rng)
+    }
 }
 
-pub fn make_variant(name: &str) -> Option<Box<dyn Variant>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, f)| f())
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Param;
+
+    #[test]
+    fn presets_expand_to_the_three_choices_and_label_back() {
+        for (name, recovery, release) in
+            [("reno", "reno", "window"), ("newreno", "newreno", "window"), ("paced", "newreno", "paced"),
+             ("poisson", "newreno", "poisson")]
+        {
+            let t = TcpConfig::named(name);
+            assert_eq!((t.0.variant, t.common().recovery.as_str(), t.common().release.as_str()),
+                       ("newreno", recovery, release));
+            assert_eq!(t.0.label, name);
+            assert_eq!(TcpConfig::parse(&t.value()).unwrap(), t, "{name} round-trips");
+        }
+    }
+
+    #[test]
+    fn a_mapping_picks_each_choice() {
+        let v = Value::map(vec![("cc", Value::str("newreno")), ("release", Value::str("paced"))]);
+        let t = TcpConfig::parse(&v).unwrap();
+        assert_eq!(t.0.label, "paced");
+        let e = TcpConfig::parse(&Value::map(vec![("cc", Value::str("vegas"))])).unwrap_err();
+        assert_eq!(e.field, "cc");
+        let e = TcpConfig::parse(&Value::map(vec![("recovery", Value::str("sack"))])).unwrap_err();
+        assert_eq!(e.to_string(), "recovery: unknown value \"sack\"; allowed: reno, newreno");
+        let e = TcpConfig::parse(&Value::str("vegas")).unwrap_err();
+        assert_eq!(e.message, "unknown tcp \"vegas\"; allowed: reno, newreno, paced, poisson");
+        let e = TcpConfig::parse(&Value::map(vec![("beta", Value::Float(0.5))])).unwrap_err();
+        assert!(e.message.starts_with("unknown key for tcp newreno"), "{e}");
+    }
 }

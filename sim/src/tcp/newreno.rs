@@ -1,57 +1,89 @@
-//! TCP NewReno (RFC 6582), as ns-2's `Agent/TCP/Newreno` with its 2.35 defaults: a partial ACK
-//! (below `recover`) retransmits the next hole and stays in fast recovery, with partial window
-//! deflation; only the first partial ACK restarts the retransmission timer (the "impatient"
-//! variant, ns-2 `newreno_changes1_ = 1`); recovery ends with cwnd = ssthresh.
+//! The AIMD window law of Reno and NewReno (`cc = newreno`; ns-3's `TcpNewReno` congestion ops,
+//! Linux's `reno` module): the two differ only in loss recovery (`recovery/`), not in this law.
+//! It follows ns-2's `Agent/TCP` (tcp.cc, 2.35), the simulator of the papers we reproduce:
+//! - growth (`opencwnd`, windowOption 1): +1 packet per ACK in slow start, +1/cwnd per ACK in
+//!   congestion avoidance, whatever the number of packets the ACK covers (no byte counting);
+//! - loss (`slowdown`): after a fast retransmit ssthresh = max(2, floor(w / 2)) and cwnd = w / 2,
+//!   after a timeout the same ssthresh and cwnd = 1, where w = min(cwnd + dupwnd, wmax).
+//! cwnd is capped at wmax: ns-2 lets it grow unused beyond the receiver window, which changes
+//! nothing since every use of cwnd is min(cwnd, wmax), but makes the reported cwnd meaningless.
 
-use super::{AckKind, CwndAction, TcpState, Variant};
+use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
+use crate::params::{normalize, Value, VariantDef};
+use crate::time::Time;
 
-#[derive(Default)]
-pub struct NewReno {
-    /// A partial ACK has been seen in the current recovery.
-    first_partial_seen: bool,
+crate::params! {
+    /// The AIMD law has no parameters of its own.
+    pub struct NewRenoParams as "NewRenoParams" {}
 }
 
-impl Variant for NewReno {
-    fn on_new_ack(&mut self, st: &mut TcpState, ack: i64) -> AckKind {
-        if ack >= st.recover || st.last_action != CwndAction::DupAck {
-            if st.dupwnd > 0 {
-                st.dupwnd = 0;
-                if st.last_action == CwndAction::DupAck {
-                    st.last_action = CwndAction::Exited;
-                }
-            }
-            self.first_partial_seen = false;
-            st.open_cwnd();
-            return AckKind::Full;
-        }
-        // Partial ACK: deflate by the amount acknowledged, add back one for the retransmission.
-        let deflate = ack - st.highest_ack;
-        if st.dupwnd > deflate {
-            st.dupwnd -= deflate - 1;
-        } else {
-            st.cwnd -= (deflate - st.dupwnd) as f64;
-            st.dupwnd = 1; // still > 0: flags fast recovery
-        }
-        if st.cwnd < 1.0 {
-            st.cwnd = 1.0;
-        }
-        let restart_timer = !self.first_partial_seen;
-        self.first_partial_seen = true;
-        AckKind::Partial { restart_timer }
-    }
+pub const ENTRY: LawEntry = LawEntry {
+    def: VariantDef {
+        name: "newreno",
+        doc: "AIMD (RFC 5681 / 6582 window law, ns-2 opencwnd / slowdown)",
+        params: NewRenoParams::specs,
+        keys: NewRenoParams::KEYS,
+        normalize: normalize::<NewRenoParams>,
+    },
+    factory,
+};
 
-    fn send_budget(&self, st: &TcpState, max_burst: u32) -> Option<u32> {
-        // ns-2 NewReno: normal sending on ordinary ACKs; during recovery at most 2 per ACK.
-        if st.dupacks == 0 {
-            Some(max_burst)
-        } else if st.dupacks >= 3 {
-            Some(2)
+fn factory(_: &Value) -> LawFactory {
+    Box::new(|| Aimd.into())
+}
+
+pub struct Aimd;
+
+impl WindowLaw for Aimd {
+    fn on_ack(&mut self, st: &mut TcpState, _ack: &Ack) {
+        if st.cwnd < st.ssthresh {
+            st.cwnd += 1.0;
         } else {
-            None
+            st.cwnd += 1.0 / st.cwnd;
+        }
+        if st.cwnd > st.wmax {
+            st.cwnd = st.wmax;
         }
     }
 
-    fn on_fast_retransmit(&mut self) {
-        self.first_partial_seen = false;
+    fn on_fast_retransmit(&mut self, st: &mut TcpState, _now: Time) {
+        let half = 0.5 * st.loss_window();
+        st.ssthresh = half.floor().max(2.0);
+        st.cwnd = half.max(1.0);
+    }
+
+    fn on_timeout(&mut self, st: &mut TcpState, _now: Time) {
+        st.ssthresh = (0.5 * st.loss_window()).floor().max(2.0);
+        st.cwnd = 1.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack() -> Ack {
+        Ack { now: 0, acked_pkts: 1, rtt_sample_s: None }
+    }
+
+    #[test]
+    fn slow_start_then_one_packet_per_window() {
+        let mut st = TcpState::new(2.0, 4.0, 100.0);
+        let mut law = Aimd;
+        law.on_ack(&mut st, &ack());
+        law.on_ack(&mut st, &ack());
+        assert_eq!(st.cwnd, 4.0);
+        law.on_ack(&mut st, &ack());
+        assert_eq!(st.cwnd, 4.25);
+    }
+
+    #[test]
+    fn losses_halve_or_collapse() {
+        let mut st = TcpState::new(2.0, 100.0, 100.0);
+        st.cwnd = 21.0;
+        Aimd.on_fast_retransmit(&mut st, 0);
+        assert_eq!((st.ssthresh, st.cwnd), (10.0, 10.5));
+        Aimd.on_timeout(&mut st, 0);
+        assert_eq!((st.ssthresh, st.cwnd), (5.0, 1.0));
     }
 }

@@ -1,4 +1,5 @@
-//! The TCP sender machinery shared by every variant, after ns-2's one-way `Agent/TCP`:
+//! The TCP sender machinery shared by every window law, recovery and release, after ns-2's one-way
+//! `Agent/TCP`:
 //! - window: packets `t_seqno <= highest_ack + window` may be in flight;
 //! - RTT: one segment timed at a time (no timestamps, as ns-2's default), samples rounded to
 //!   the clock tick (ns-2 `tcpTick_`, 10 ms), srtt/rttvar per RFC 6298, RTO = srtt + 4 rttvar
@@ -7,8 +8,13 @@
 //!   `bugFix_`: no second fast retransmit for losses of a window already being recovered);
 //!   the first two duplicates may each release one new packet (Limited Transmit, ns-2
 //!   `singledup_`);
-//! - a timeout halves ssthresh, sets cwnd to 1 and goes back to the first unacknowledged packet
-//!   (go-back-N); duplicate ACKs caused by those retransmissions cannot trigger fast retransmit.
+//! - a timeout asks the window law for ssthresh and cwnd and goes back to the first
+//!   unacknowledged packet (go-back-N); duplicate ACKs caused by those retransmissions cannot
+//!   trigger fast retransmit.
+//!
+//! What the window does on ACKs and losses is the window law's (`WindowLaw`), what a new ACK means
+//! during recovery is the recovery's (`Recovery`), and how packets leave is the release's
+//! (`Release`); they act on `SenderCore`, the state and the transmit path.
 //!
 //! A sender sends forever (a long-lived flow) unless given a size (`with_size`): a short flow
 //! sends packets 0..size and is finished once all are acknowledged.
@@ -17,10 +23,8 @@
 //! and exposes its timer deadlines (`rto_deadline`, `send_deadline`), which the world turns
 //! into (lazily rescheduled) events.
 
-use super::{make_variant, AckKind, CwndAction, Release, TcpState, Variant};
-use crate::rng::SimRng;
+use super::{Ack, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Recovery, Release, TcpState, WindowLaw};
 use crate::time::{from_secs, to_secs, Time};
-use rand_distr::{Distribution, Exp1};
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpParams {
@@ -43,10 +47,9 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
 }
 
-pub struct TcpSender {
+/// The sender's state and transmit path, on which the window law, recovery and release act.
+pub struct SenderCore {
     pub st: TcpState,
-    variant: Box<dyn Variant>,
-    release: Release,
     p: TcpParams,
     srtt_s: Option<f64>,
     rttvar_s: f64,
@@ -55,47 +58,22 @@ pub struct TcpSender {
     timing: Option<(i64, Time)>,
     pub rto_deadline: Option<Time>,
     pub send_deadline: Option<Time>,
-    next_release: Time,
-    rng: SimRng,
     /// Packets to send in all (i64::MAX = unbounded).
     size_pkts: i64,
     pub stats: SenderStats,
 }
 
-impl TcpSender {
-    pub fn new(variant: &str, p: TcpParams, rng: SimRng) -> Self {
-        let variant = make_variant(variant).expect("variant validated in config");
-        Self {
-            st: TcpState::new(p.init_cwnd, p.init_ssthresh, p.wmax),
-            release: variant.release(),
-            variant,
-            p,
-            srtt_s: None,
-            rttvar_s: 0.0,
-            backoff: 1,
-            timing: None,
-            rto_deadline: None,
-            send_deadline: None,
-            next_release: 0,
-            rng,
-            size_pkts: i64::MAX,
-            stats: SenderStats::default(),
-        }
-    }
-
-    /// A finite transfer of `size_pkts` packets (a short flow).
-    pub fn with_size(mut self, size_pkts: i64) -> Self {
-        self.size_pkts = size_pkts;
-        self
-    }
-
-    /// Every packet of a finite transfer is acknowledged.
-    pub fn finished(&self) -> bool {
-        self.st.highest_ack >= self.size_pkts - 1
-    }
-
+impl SenderCore {
     pub fn srtt_s(&self) -> Option<f64> {
         self.srtt_s
+    }
+
+    pub fn size_pkts(&self) -> i64 {
+        self.size_pkts
+    }
+
+    pub fn max_burst(&self) -> u32 {
+        self.p.max_burst
     }
 
     /// Current retransmission timeout in seconds, backoff included.
@@ -111,7 +89,8 @@ impl TcpSender {
         self.rto_deadline = Some(now + from_secs(self.rto_s()));
     }
 
-    fn rtt_sample(&mut self, rtt_s: f64) {
+    /// Takes an RTT sample; returns it as the estimator used it (rounded to the tick).
+    fn rtt_sample(&mut self, rtt_s: f64) -> f64 {
         let r = if self.p.tick_s > 0.0 {
             ((rtt_s / self.p.tick_s).round() * self.p.tick_s).max(self.p.tick_s)
         } else {
@@ -128,11 +107,7 @@ impl TcpSender {
             }
         }
         self.backoff = 1;
-    }
-
-    pub fn start(&mut self, now: Time, out: &mut Vec<i64>) {
-        self.next_release = now;
-        self.send_much(now, self.p.max_burst, out);
+        r
     }
 
     /// Emits `seq` (new data or a retransmission) and arms the RTO if it is not running.
@@ -152,161 +127,193 @@ impl TcpSender {
         out.push(seq);
     }
 
-    fn can_send(&self) -> bool {
+    /// The window (and the transfer's size) allow the next packet.
+    pub fn can_send(&self) -> bool {
         self.st.t_seqno <= self.st.highest_ack + self.st.window() && self.st.t_seqno < self.size_pkts
     }
 
-    /// Mean gap between releases for paced and Poisson senders: srtt / window.
-    fn release_gap_s(&self) -> f64 {
-        let w = (self.st.cwnd + self.st.dupwnd as f64).min(self.st.wmax).max(1.0);
-        self.srtt_s.unwrap_or(0.0) / w
+    /// Sends the next packet in sequence.
+    pub fn send_next(&mut self, now: Time, out: &mut Vec<i64>) {
+        let seq = self.st.t_seqno;
+        self.output(now, seq, out);
+        self.st.t_seqno += 1;
     }
 
-    /// Releases what the window allows, under the variant's release discipline.
-    fn send_much(&mut self, now: Time, budget: u32, out: &mut Vec<i64>) {
-        let release = if self.srtt_s.is_none() { Release::Window } else { self.release };
-        match release {
-            Release::Window => {
-                let mut n = 0;
-                while self.can_send() && (budget == 0 || n < budget) {
-                    let seq = self.st.t_seqno;
-                    self.output(now, seq, out);
-                    self.st.t_seqno += 1;
-                    n += 1;
-                }
-            }
-            Release::Paced => {
-                if self.can_send() && now >= self.next_release {
-                    let seq = self.st.t_seqno;
-                    self.output(now, seq, out);
-                    self.st.t_seqno += 1;
-                    self.next_release = now + from_secs(self.release_gap_s());
-                }
-                self.send_deadline = self.can_send().then_some(self.next_release.max(now));
-            }
-            Release::Poisson => {
-                if self.send_deadline.is_none() {
-                    self.send_deadline = Some(now + self.poisson_gap());
-                }
-            }
+    /// Sends what the window allows, at most `budget` packets (0 = no limit).
+    pub fn send_window(&mut self, now: Time, budget: u32, out: &mut Vec<i64>) {
+        let mut n = 0;
+        while self.can_send() && (budget == 0 || n < budget) {
+            self.send_next(now, out);
+            n += 1;
         }
     }
 
-    fn poisson_gap(&mut self) -> Time {
-        let e: f64 = Exp1.sample(&mut self.rng);
-        from_secs(e * self.release_gap_s()).max(1)
+    /// Mean gap between releases for paced and Poisson senders: srtt / window.
+    pub fn release_gap_s(&self) -> f64 {
+        let w = (self.st.cwnd + self.st.dupwnd as f64).min(self.st.wmax).max(1.0);
+        self.srtt_s.unwrap_or(0.0) / w
+    }
+}
+
+pub struct TcpSender {
+    pub core: SenderCore,
+    law: AnyLaw,
+    recovery: AnyRecovery,
+    release: AnyRelease,
+}
+
+impl TcpSender {
+    pub fn new(p: TcpParams, law: AnyLaw, recovery: AnyRecovery, release: AnyRelease) -> Self {
+        let core = SenderCore {
+            st: TcpState::new(p.init_cwnd, p.init_ssthresh, p.wmax),
+            p,
+            srtt_s: None,
+            rttvar_s: 0.0,
+            backoff: 1,
+            timing: None,
+            rto_deadline: None,
+            send_deadline: None,
+            size_pkts: i64::MAX,
+            stats: SenderStats::default(),
+        };
+        Self { core, law, recovery, release }
+    }
+
+    /// A finite transfer of `size_pkts` packets (a short flow).
+    pub fn with_size(mut self, size_pkts: i64) -> Self {
+        self.core.size_pkts = size_pkts;
+        self
+    }
+
+    /// Every packet of a finite transfer is acknowledged.
+    pub fn finished(&self) -> bool {
+        self.core.st.highest_ack >= self.core.size_pkts - 1
+    }
+
+    pub fn st(&self) -> &TcpState {
+        &self.core.st
+    }
+
+    pub fn stats(&self) -> SenderStats {
+        self.core.stats
+    }
+
+    pub fn rto_deadline(&self) -> Option<Time> {
+        self.core.rto_deadline
+    }
+
+    pub fn send_deadline(&self) -> Option<Time> {
+        self.core.send_deadline
+    }
+
+    pub fn start(&mut self, now: Time, out: &mut Vec<i64>) {
+        self.release.restart(now);
+        let burst = self.core.p.max_burst;
+        self.release.send(&mut self.core, now, burst, out);
     }
 
     /// The release timer of a paced or Poisson sender fired.
     pub fn on_send_timer(&mut self, now: Time, out: &mut Vec<i64>) {
-        match self.send_deadline {
+        match self.core.send_deadline {
             Some(d) if d <= now => {}
             _ => return,
         }
-        self.send_deadline = None;
-        if self.release == Release::Poisson && self.srtt_s.is_some() {
-            let in_flight = self.st.t_seqno - self.st.highest_ack - 1;
-            if (in_flight as f64) < 2.0 * self.st.wmax && self.st.t_seqno < self.size_pkts {
-                let seq = self.st.t_seqno;
-                self.output(now, seq, out);
-                self.st.t_seqno += 1;
-            }
-            // A finished transfer stops its clock (a timeout's go-back-N restarts it).
-            if self.st.t_seqno < self.size_pkts {
-                self.send_deadline = Some(now + self.poisson_gap());
-            }
-        } else {
-            self.send_much(now, self.p.max_burst, out);
-        }
+        self.core.send_deadline = None;
+        self.release.on_timer(&mut self.core, now, out);
     }
 
-    pub fn on_ack(&mut self, now: Time, ack: i64, out: &mut Vec<i64>) {
-        if ack > self.st.highest_ack {
-            if let Some((seq, sent_at)) = self.timing {
-                if ack >= seq {
-                    self.rtt_sample(to_secs(now - sent_at));
-                    self.timing = None;
+    pub fn on_ack(&mut self, now: Time, ackno: i64, out: &mut Vec<i64>) {
+        let c = &mut self.core;
+        if ackno > c.st.highest_ack {
+            let mut rtt_sample_s = None;
+            if let Some((seq, sent_at)) = c.timing {
+                if ackno >= seq {
+                    rtt_sample_s = Some(c.rtt_sample(to_secs(now - sent_at)));
+                    c.timing = None;
                 }
             }
-            let kind = self.variant.on_new_ack(&mut self.st, ack);
-            self.st.highest_ack = ack;
-            if self.st.t_seqno < ack + 1 {
-                self.st.t_seqno = ack + 1;
+            let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
+            let kind = self.recovery.on_new_ack(&mut c.st, &mut self.law, &ack, ackno);
+            c.st.highest_ack = ackno;
+            if c.st.t_seqno < ackno + 1 {
+                c.st.t_seqno = ackno + 1;
             }
             match kind {
                 AckKind::Full => {
-                    self.st.dupacks = 0;
-                    if self.st.maxseq > ack {
-                        self.restart_rto(now);
+                    c.st.dupacks = 0;
+                    if c.st.maxseq > ackno {
+                        c.restart_rto(now);
                     } else {
-                        self.rto_deadline = None;
+                        c.rto_deadline = None;
                     }
                 }
                 AckKind::Partial { restart_timer } => {
                     if restart_timer {
-                        self.restart_rto(now);
+                        c.restart_rto(now);
                     }
-                    self.output(now, ack + 1, out);
+                    c.output(now, ackno + 1, out);
                 }
             }
-        } else if ack == self.st.highest_ack {
-            self.st.dupacks += 1;
-            if self.st.dupacks == 3 {
-                let recovered = self.st.highest_ack > self.st.recover;
+        } else if ackno == c.st.highest_ack {
+            c.st.dupacks += 1;
+            if c.st.dupacks == 3 {
+                let recovered = c.st.highest_ack > c.st.recover;
                 // highest_ack <= 0: allow fast retransmit when the first packets were lost.
-                if recovered || self.st.highest_ack <= 0 {
+                if recovered || c.st.highest_ack <= 0 {
                     self.fast_retransmit(now, out);
                 }
-            } else if self.st.dupacks > 3 && self.st.last_action == CwndAction::DupAck {
-                self.st.dupwnd += 1;
-            } else if self.st.dupacks < 3 && self.p.limited_transmit {
-                let t = self.st.t_seqno;
-                let limit = self.st.highest_ack as f64 + self.st.cwnd + self.st.dupacks as f64;
-                if t <= self.st.highest_ack + self.st.wmax as i64 && (t as f64) <= limit && t < self.size_pkts {
-                    self.output(now, t, out);
-                    self.st.t_seqno += 1;
+            } else if c.st.dupacks > 3 && c.st.last_action == CwndAction::DupAck {
+                c.st.dupwnd += 1;
+            } else if c.st.dupacks < 3 && c.p.limited_transmit {
+                let t = c.st.t_seqno;
+                let limit = c.st.highest_ack as f64 + c.st.cwnd + c.st.dupacks as f64;
+                if t <= c.st.highest_ack + c.st.wmax as i64 && (t as f64) <= limit && t < c.size_pkts {
+                    c.send_next(now, out);
                 }
             }
         } else {
             return; // an old ACK, reordered behind newer ones: nothing to learn
         }
-        if let Some(budget) = self.variant.send_budget(&self.st, self.p.max_burst) {
-            self.send_much(now, budget, out);
+        if let Some(budget) = self.recovery.send_budget(&self.core.st, self.core.p.max_burst) {
+            self.release.send(&mut self.core, now, budget, out);
         }
     }
 
     fn fast_retransmit(&mut self, now: Time, out: &mut Vec<i64>) {
-        self.stats.fast_retransmits += 1;
-        self.st.recover = self.st.maxseq;
-        self.st.last_action = CwndAction::DupAck;
-        self.st.halve();
-        self.restart_rto(now);
-        self.timing = None; // Karn: the retransmission makes the pending sample ambiguous
-        let seq = self.st.highest_ack + 1;
-        self.output(now, seq, out);
-        self.st.dupwnd = 3;
-        self.variant.on_fast_retransmit();
+        let c = &mut self.core;
+        c.stats.fast_retransmits += 1;
+        c.st.recover = c.st.maxseq;
+        c.st.last_action = CwndAction::DupAck;
+        self.law.on_fast_retransmit(&mut c.st, now);
+        c.restart_rto(now);
+        c.timing = None; // Karn: the retransmission makes the pending sample ambiguous
+        let seq = c.st.highest_ack + 1;
+        c.output(now, seq, out);
+        c.st.dupwnd = 3;
+        self.recovery.on_fast_retransmit();
     }
 
     /// The retransmission timer fired; returns false if it was stale (deadline moved).
     pub fn on_rto_timer(&mut self, now: Time, out: &mut Vec<i64>) -> bool {
-        match self.rto_deadline {
+        let c = &mut self.core;
+        match c.rto_deadline {
             Some(d) if d <= now => {}
             _ => return false,
         }
-        self.stats.timeouts += 1;
-        self.st.dupwnd = 0;
-        self.st.dupacks = 0;
-        self.st.recover = self.st.maxseq;
-        self.st.last_action = CwndAction::Timeout;
-        self.st.collapse();
-        self.backoff = (self.backoff * 2).min(64);
-        self.st.t_seqno = self.st.highest_ack + 1;
-        self.timing = None;
-        self.restart_rto(now);
-        self.next_release = now;
-        self.send_deadline = None;
-        self.send_much(now, self.p.max_burst, out);
+        c.stats.timeouts += 1;
+        c.st.dupwnd = 0;
+        c.st.dupacks = 0;
+        c.st.recover = c.st.maxseq;
+        c.st.last_action = CwndAction::Timeout;
+        self.law.on_timeout(&mut c.st, now);
+        c.backoff = (c.backoff * 2).min(64);
+        c.st.t_seqno = c.st.highest_ack + 1;
+        c.timing = None;
+        c.restart_rto(now);
+        c.send_deadline = None;
+        self.release.restart(now);
+        let burst = c.p.max_burst;
+        self.release.send(&mut self.core, now, burst, out);
         true
     }
 }
@@ -316,6 +323,7 @@ mod tests {
     use super::*;
     use crate::rng::{stream, Stream};
     use crate::tcp::receiver::TcpReceiver;
+    use crate::tcp::TcpConfig;
     use std::collections::{HashSet, VecDeque};
 
     fn params() -> TcpParams {
@@ -332,10 +340,16 @@ mod tests {
         }
     }
 
+    /// A sender of the tcp preset `name`.
+    fn make(name: &str) -> TcpSender {
+        let t = TcpConfig::named(name);
+        TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
+    }
+
     /// A lossless-except-`drops` path with a 100 ms RTT and 1 ms between packets; returns the
     /// retransmitted sequences (in order) and the number of timeouts until `until` is acked.
     fn recover(variant: &str, drops: &[i64], until: i64) -> (Vec<i64>, u64) {
-        let s = TcpSender::new(variant, params(), stream(1, Stream::Sender, 0));
+        let s = make(variant);
         let (retx, timeouts, _) = drive(s, drops, until);
         (retx, timeouts)
     }
@@ -365,12 +379,12 @@ mod tests {
                 }
                 wire.push_back((last_tx + RTT / 2, seq));
             }
-            if s.st.highest_ack >= until {
-                return (retx, s.stats.timeouts, sent);
+            if s.st().highest_ack >= until {
+                return (retx, s.stats().timeouts, sent);
             }
             let next_data = wire.front().map(|w| w.0);
             let next_ack = acks.front().map(|a| a.0);
-            let next_rto = s.rto_deadline;
+            let next_rto = s.rto_deadline();
             let t = [next_data, next_ack, next_rto].into_iter().flatten().min().expect("stalled");
             now = t;
             if next_data == Some(t) {
@@ -415,7 +429,7 @@ mod tests {
     #[test]
     fn a_sized_transfer_sends_exactly_its_packets_and_finishes() {
         for v in ["reno", "newreno", "paced"] {
-            let s = TcpSender::new(v, params(), stream(1, Stream::Sender, 0)).with_size(14);
+            let s = make(v).with_size(14);
             assert!(!s.finished());
             let (retx, _, sent) = drive(s, &[3, 13], 13);
             assert_eq!(sent, (0..14).collect::<HashSet<i64>>(), "{v}: packets 0..14 and nothing beyond");
@@ -425,7 +439,7 @@ mod tests {
 
     #[test]
     fn rto_follows_rfc6298_with_backoff() {
-        let mut s = TcpSender::new("reno", params(), stream(1, Stream::Sender, 0));
+        let mut s = make("reno").core;
         assert_eq!(s.rto_s(), 3.0); // initial RTO
         s.rtt_sample(0.1);
         assert!((s.rto_s() - 0.3).abs() < 1e-12); // srtt 0.1 + 4 x 0.05

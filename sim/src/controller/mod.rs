@@ -1,0 +1,69 @@
+//! Buffer controllers: called every `interval_ms` with a view of the bottleneck's queue since the
+//! previous call, they may set a new buffer capacity. This is the hook for adaptive buffer
+//! sizing (ABS and the like); a new controller is one file implementing `BufferController`, plus
+//! one line in `CONTROLLERS`.
+
+pub mod schedule;
+
+use crate::params::{positive, ConfigError, UnionDef, Value, VariantDef};
+
+/// What a controller sees at each call (counts are since the previous call).
+#[derive(Clone, Copy, Debug)]
+pub struct QueueView {
+    pub now_s: f64,
+    pub len_pkts: u64,
+    pub capacity_pkts: f64,
+    pub arrivals: u64,
+    pub drops: u64,
+    pub utilization: f64,
+}
+
+pub trait BufferController: Send {
+    /// Returns the new capacity in packets, or None to keep the current one.
+    fn on_tick(&mut self, view: &QueueView) -> Option<u64>;
+}
+
+/// A registered controller: its parameters (the union variant) and its constructor.
+pub struct ControllerEntry {
+    pub def: VariantDef,
+    pub make: fn(&Value) -> Result<Box<dyn BufferController>, ConfigError>,
+}
+
+pub const CONTROLLERS: &[ControllerEntry] = &[schedule::ENTRY];
+
+crate::params! {
+    /// Settings common to every buffer controller.
+    pub struct ControllerCommon as "ControllerCommon" {
+        /// How often the controller is called.
+        interval_ms: f64 = 100.0, unit "ms", check positive(1e6);
+    }
+}
+
+pub static CONTROLLER: UnionDef = UnionDef {
+    name: "controller",
+    tag: "name",
+    default_tag: "schedule",
+    variants: || CONTROLLERS.iter().map(|e| &e.def).collect(),
+    presets: &[],
+};
+
+/// The `controller` section of a run config (null = none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ControllerConfig(pub crate::params::Tagged<ControllerCommon>);
+
+crate::union_param!(ControllerConfig, CONTROLLER, ControllerCommon);
+
+impl ControllerConfig {
+    pub fn interval_ms(&self) -> f64 {
+        self.0.common.interval_ms
+    }
+
+    pub fn make(&self) -> Box<dyn BufferController> {
+        let entry = CONTROLLERS.iter().find(|e| e.def.name == self.0.variant).expect("validated controller");
+        (entry.make)(&self.0.params).expect("controller parameters validated in config")
+    }
+}
+
+pub fn names() -> Vec<&'static str> {
+    CONTROLLERS.iter().map(|e| e.def.name).collect()
+}

@@ -1,0 +1,64 @@
+//! A fixed schedule of (time_s, buffer_pkts) steps: the trivial controller, for tests and for
+//! scripted buffer changes.
+
+use super::{BufferController, ControllerEntry, QueueView};
+use crate::config::MAX_PKTS;
+use crate::params::{int_in, non_negative, normalize, Check, ConfigError, Param, Value, VariantDef};
+
+crate::params! {
+    /// One step: from time_s on, the buffer is buffer_pkts.
+    pub struct ScheduleStep as "ScheduleStep" {
+        /// When the step applies (at the first controller call at or after it).
+        time_s: f64 = 0.0, unit "s", check non_negative(1e6);
+        /// The buffer from then on.
+        buffer_pkts: i64 = 0, unit "pkts", check int_in(0, MAX_PKTS);
+    }
+}
+
+fn not_empty() -> Check<Vec<ScheduleStep>> {
+    Check::new("at least one step", |v: &Vec<ScheduleStep>| {
+        v.is_empty().then(|| "must list at least one (time_s, buffer_pkts) step".to_string())
+    })
+}
+
+crate::params! {
+    /// Buffer steps at given times.
+    pub struct ScheduleParams as "Schedule" {
+        /// The (time_s, buffer_pkts) steps, in any order.
+        steps: Vec<ScheduleStep> = vec![], check not_empty();
+    }
+}
+
+pub const ENTRY: ControllerEntry = ControllerEntry {
+    def: VariantDef {
+        name: "schedule",
+        doc: "sets the buffer at given times",
+        params: ScheduleParams::specs,
+        keys: ScheduleParams::KEYS,
+        normalize: normalize::<ScheduleParams>,
+    },
+    make,
+};
+
+fn make(v: &Value) -> Result<Box<dyn BufferController>, ConfigError> {
+    let p = ScheduleParams::parse(v)?;
+    let mut steps: Vec<(f64, u64)> = p.steps.iter().map(|s| (s.time_s, s.buffer_pkts as u64)).collect();
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(Box::new(Schedule { steps, next: 0 }))
+}
+
+pub struct Schedule {
+    steps: Vec<(f64, u64)>,
+    next: usize,
+}
+
+impl BufferController for Schedule {
+    fn on_tick(&mut self, view: &QueueView) -> Option<u64> {
+        let mut set = None;
+        while self.next < self.steps.len() && self.steps[self.next].0 <= view.now_s {
+            set = Some(self.steps[self.next].1);
+            self.next += 1;
+        }
+        set
+    }
+}

@@ -1,0 +1,343 @@
+//! The output tables of a run, declared once: each column's name, type, unit and meaning. Python
+//! builds its Arrow schemas (with the unit and meaning as field metadata) from `specs()`, so a new
+//! metric is one line here plus the code that computes it. A metric that does not apply to a run
+//! (no short flows, no flows at all) is `None`, which becomes NULL in Arrow, Parquet and DuckDB.
+
+/// A column of values, as handed to Python.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    OptF64(Vec<Option<f64>>),
+    I64(Vec<i64>),
+    Bool(Vec<bool>),
+    Str(Vec<String>),
+    ListI64(Vec<Vec<i64>>),
+    /// A small set of names (Arrow dictionary-encoded).
+    Label(Vec<&'static str>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::OptF64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::Bool(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::ListI64(v) => v.len(),
+            Column::Label(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A Rust type a column can have; `TYPE` is the name Python maps to an Arrow type.
+pub trait Cell: Clone {
+    const TYPE: &'static str;
+    fn column(values: Vec<Self>) -> Column;
+}
+
+impl Cell for f64 {
+    const TYPE: &'static str = "float64";
+    fn column(v: Vec<Self>) -> Column {
+        Column::F64(v)
+    }
+}
+
+impl Cell for Option<f64> {
+    const TYPE: &'static str = "float64?";
+    fn column(v: Vec<Self>) -> Column {
+        Column::OptF64(v)
+    }
+}
+
+impl Cell for i64 {
+    const TYPE: &'static str = "int64";
+    fn column(v: Vec<Self>) -> Column {
+        Column::I64(v)
+    }
+}
+
+impl Cell for bool {
+    const TYPE: &'static str = "bool";
+    fn column(v: Vec<Self>) -> Column {
+        Column::Bool(v)
+    }
+}
+
+impl Cell for String {
+    const TYPE: &'static str = "string";
+    fn column(v: Vec<Self>) -> Column {
+        Column::Str(v)
+    }
+}
+
+impl Cell for Vec<i64> {
+    const TYPE: &'static str = "list<int64>";
+    fn column(v: Vec<Self>) -> Column {
+        Column::ListI64(v)
+    }
+}
+
+impl Cell for &'static str {
+    const TYPE: &'static str = "label";
+    fn column(v: Vec<Self>) -> Column {
+        Column::Label(v)
+    }
+}
+
+/// One declared column.
+#[derive(Clone, Debug)]
+pub struct ColumnSpec {
+    pub name: &'static str,
+    pub ty: &'static str,
+    pub unit: &'static str,
+    pub doc: String,
+}
+
+/// Declares an output table: a row struct, its column specs, and its conversion to columns. Each
+/// field reads `/// meaning` `name: Type, unit "u";`.
+#[macro_export]
+macro_rules! table {
+    (
+        $(#[doc = $sdoc:literal])*
+        pub struct $name:ident as $table:literal {
+            $( $(#[doc = $doc:literal])* $field:ident : $ty:ty, unit $unit:literal; )*
+        }
+    ) => {
+        $(#[doc = $sdoc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            pub const TABLE: &'static str = $table;
+
+            pub fn specs() -> Vec<$crate::output::ColumnSpec> {
+                vec![$(
+                    $crate::output::ColumnSpec {
+                        name: stringify!($field),
+                        ty: <$ty as $crate::output::Cell>::TYPE,
+                        unit: $unit,
+                        doc: $crate::params::doc_text(&[$($doc),*]),
+                    },
+                )*]
+            }
+
+            pub fn columns(rows: &[Self]) -> Vec<(&'static str, $crate::output::Column)> {
+                vec![$(
+                    (stringify!($field),
+                     <$ty as $crate::output::Cell>::column(rows.iter().map(|r| r.$field.clone()).collect())),
+                )*]
+            }
+        }
+    };
+}
+
+crate::table! {
+    /// One row per run: the run's figures over the measured window [warmup_s, duration_s]. Link
+    /// figures are the bottleneck's (`bottleneck_link`; every link is in `links`); per-flow
+    /// figures are the long flows'.
+    pub struct Summary as "summary" {
+        /// Bits sent on the bottleneck / (its capacity x measured time).
+        utilization: f64, unit "1";
+        /// New in-order data delivered to the long flows' receivers.
+        goodput_mbps: f64, unit "Mb/s";
+        /// (Sum over long flows crossing the bottleneck of wmax / RTT, plus the short-flow and
+        /// open-loop rates) / the bottleneck's capacity.
+        offered_load: f64, unit "1";
+        /// utilization / min(1, offered_load).
+        effective_utilization: f64, unit "1";
+        /// Bottleneck drops / bottleneck arrivals.
+        loss_rate: f64, unit "1";
+        /// Access-link drops / access-link arrivals (0 without access links).
+        access_loss_rate: f64, unit "1";
+        /// Time-weighted mean of the packets waiting at the bottleneck (not the one in service).
+        mean_queue_pkts: f64, unit "pkts";
+        /// 99th percentile (over time) of the packets waiting at the bottleneck.
+        p99_queue_pkts: f64, unit "pkts";
+        /// Mean time packets waited at the bottleneck before their transmission started.
+        mean_queue_delay_ms: f64, unit "ms";
+        /// 99th percentile of that waiting time.
+        p99_queue_delay_ms: f64, unit "ms";
+        /// Jain's index over the long flows' goodputs; NULL without long flows or goodput.
+        jain_fairness: Option<f64>, unit "1";
+        /// Retransmission timeouts of the long flows.
+        timeouts: i64, unit "count";
+        /// Fast retransmits of the long flows.
+        fast_retransmits: i64, unit "count";
+        /// Retransmitted packets of the long flows.
+        retransmits: i64, unit "pkts";
+        /// Mean over long flows of their time-averaged congestion window; NULL without samples.
+        mean_cwnd_pkts: Option<f64>, unit "pkts";
+        /// Mean two-way propagation delay of the long flows; NULL without long flows.
+        mean_rtt_ms: Option<f64>, unit "ms";
+        /// Short flows that started in the measured window.
+        short_flows: i64, unit "count";
+        /// Those of them that completed before the end of the run.
+        short_flows_done: i64, unit "count";
+        /// Their mean completion time (first packet sent to last packet received); NULL if none.
+        short_afct_ms: Option<f64>, unit "ms";
+        /// Their 99th-percentile completion time; NULL if none.
+        short_p99_fct_ms: Option<f64>, unit "ms";
+        /// The link the bottleneck figures describe (a link_id of the links table).
+        bottleneck_link: i64, unit "";
+        /// Packets offered to the bottleneck.
+        bottleneck_arrivals: i64, unit "pkts";
+        /// Packets the bottleneck dropped.
+        bottleneck_drops: i64, unit "pkts";
+        /// Packets the bottleneck transmitted.
+        bottleneck_pkts: i64, unit "pkts";
+        /// Length of the measured window.
+        measured_s: f64, unit "s";
+        /// Events the engine executed (whole run).
+        events: i64, unit "count";
+        /// Wall-clock time of the simulation.
+        wall_s: f64, unit "s";
+        /// Events per wall-clock second.
+        events_per_s: f64, unit "1/s";
+        /// Bottleneck packets per wall-clock second (whole run).
+        pkts_per_s: f64, unit "1/s";
+    }
+}
+
+crate::table! {
+    /// One row per sample interval and link of the topology.
+    pub struct TimeseriesRow as "timeseries" {
+        /// End of the sample interval.
+        time_s: f64, unit "s";
+        /// The link (a link_id of the links table).
+        link_id: i64, unit "";
+        /// Bits the link sent in the interval / (its capacity x the interval).
+        utilization: f64, unit "1";
+        /// New in-order data delivered to the receivers of the flows crossing the link.
+        goodput_mbps: f64, unit "Mb/s";
+        /// Packets offered to the link.
+        arrivals: i64, unit "pkts";
+        /// Packets the link dropped.
+        drops: i64, unit "pkts";
+        /// Time-weighted mean of the packets waiting.
+        queue_mean_pkts: f64, unit "pkts";
+        /// Most packets waiting at any time in the interval.
+        queue_max_pkts: i64, unit "pkts";
+        /// The link's buffer at the end of the interval.
+        buffer_pkts: f64, unit "pkts";
+        /// Mean congestion window of the started long flows crossing the link; NULL if none.
+        mean_cwnd_pkts: Option<f64>, unit "pkts";
+    }
+}
+
+crate::table! {
+    /// One row per long flow.
+    pub struct FlowRow as "flows" {
+        /// The flow (long flows are numbered route by route).
+        flow_id: i64, unit "";
+        /// The route's index in the topology.
+        route_id: i64, unit "";
+        /// The topology links the flow crosses, in order.
+        link_ids: Vec<i64>, unit "";
+        /// Two-way propagation delay.
+        rtt_ms: f64, unit "ms";
+        /// Start time.
+        start_s: f64, unit "s";
+        /// New in-order data delivered over the measured window.
+        goodput_mbps: f64, unit "Mb/s";
+        /// Retransmitted packets in the measured window.
+        retransmits: i64, unit "pkts";
+        /// Retransmission timeouts in the measured window.
+        timeouts: i64, unit "count";
+        /// Fast retransmits in the measured window.
+        fast_retransmits: i64, unit "count";
+        /// Time-averaged congestion window over the measured window; NULL without samples.
+        mean_cwnd_pkts: Option<f64>, unit "pkts";
+        /// Packets sent, whole run (sent = delivered + dropped + in flight).
+        sent_pkts: i64, unit "pkts";
+        /// Packets that reached the receiver, duplicates included, whole run.
+        delivered_pkts: i64, unit "pkts";
+        /// Packets dropped on any link, whole run.
+        dropped_pkts: i64, unit "pkts";
+        /// Packets still in the network at the end.
+        in_flight_pkts: i64, unit "pkts";
+    }
+}
+
+crate::table! {
+    /// One row per link of the topology (not the per-flow access links and return paths).
+    pub struct LinkRow as "links" {
+        /// The link's index in the topology (`topology.links.N`).
+        link_id: i64, unit "";
+        /// The link's name in its topology.
+        name: String, unit "";
+        /// Capacity.
+        rate_mbps: f64, unit "Mb/s";
+        /// Propagation delay.
+        delay_ms: f64, unit "ms";
+        /// Buffer at the start of the run, in packets (a byte limit divided by pkt_bytes).
+        buffer_pkts: f64, unit "pkts";
+        /// Long flows crossing the link.
+        flows: i64, unit "count";
+        /// Bits sent / (capacity x measured time).
+        utilization: f64, unit "1";
+        /// Drops / arrivals in the measured window.
+        loss_rate: f64, unit "1";
+        /// New in-order data delivered to the flows crossing the link.
+        goodput_mbps: f64, unit "Mb/s";
+        /// Time-weighted mean of the packets waiting.
+        mean_queue_pkts: f64, unit "pkts";
+        /// 99th percentile (over time) of the packets waiting.
+        p99_queue_pkts: f64, unit "pkts";
+        /// Mean time packets waited before their transmission started.
+        mean_queue_delay_ms: f64, unit "ms";
+        /// 99th percentile of that waiting time.
+        p99_queue_delay_ms: f64, unit "ms";
+        /// Packets offered in the measured window.
+        arrivals: i64, unit "pkts";
+        /// Packets dropped in the measured window.
+        drops: i64, unit "pkts";
+        /// Packets transmitted in the measured window.
+        departures: i64, unit "pkts";
+        /// Packets offered, whole run (= departures_total + drops_total + held_at_end).
+        arrivals_total: i64, unit "pkts";
+        /// Packets dropped, whole run.
+        drops_total: i64, unit "pkts";
+        /// Packets transmitted, whole run.
+        departures_total: i64, unit "pkts";
+        /// Packets waiting or in service at the end.
+        held_at_end: i64, unit "pkts";
+    }
+}
+
+crate::table! {
+    /// The optional bounded event trace of the topology's links (trace_max_events > 0).
+    pub struct TraceRow as "trace" {
+        /// When.
+        time_s: f64, unit "s";
+        /// enqueue | drop | dequeue (dequeue = transmission starts).
+        event: &'static str, unit "";
+        /// The packet is open-loop traffic (else a TCP data packet).
+        open_loop: bool, unit "";
+        /// Its flow (or open-loop source).
+        flow: i64, unit "";
+        /// Its sequence number.
+        seq: i64, unit "pkts";
+        /// Packets waiting at the link after the event.
+        queue_pkts: i64, unit "pkts";
+        /// The link.
+        link_id: i64, unit "";
+    }
+}
+
+/// Every table's name and columns, in output order.
+pub fn tables() -> Vec<(&'static str, Vec<ColumnSpec>)> {
+    vec![
+        (Summary::TABLE, Summary::specs()),
+        (TimeseriesRow::TABLE, TimeseriesRow::specs()),
+        (FlowRow::TABLE, FlowRow::specs()),
+        (LinkRow::TABLE, LinkRow::specs()),
+        (TraceRow::TABLE, TraceRow::specs()),
+    ]
+}

@@ -1,0 +1,194 @@
+//! The end of a run: the world's counters turned into the output tables declared in `output`
+//! (summary, flows, links; the time series and trace are collected during the run). Per-flow
+//! figures are the long flows'; link figures cover the measured window [warmup_s, duration_s],
+//! except the whole-run conservation counters.
+
+use crate::metrics::jain;
+use crate::output::{FlowRow, LinkRow, Summary, TimeseriesRow};
+use crate::packet::Kind;
+use crate::queue::Limit;
+use crate::time::{to_secs, Time};
+use crate::trace::Trace;
+use crate::link::Role;
+use crate::world::World;
+
+pub struct RunOutput {
+    pub summary: Summary,
+    pub timeseries: Vec<TimeseriesRow>,
+    pub flows: Vec<FlowRow>,
+    pub links: Vec<LinkRow>,
+    pub trace: Trace,
+    pub interrupted: bool,
+}
+
+/// a / b, or 0 when b is 0.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
+    }
+}
+
+impl World<'_> {
+    pub(crate) fn finish(mut self, wall_s: f64, interrupted: bool) -> RunOutput {
+        let end = self.now;
+        for s in &mut self.stats {
+            s.queue.integrate(end);
+        }
+        let window = end.saturating_sub(self.warm).max(1);
+        let flows = self.flow_rows(window);
+        let links = self.link_rows(window);
+        let summary = self.summary(window, &flows, wall_s);
+        RunOutput { summary, timeseries: std::mem::take(&mut self.ts), flows, links, trace: self.trace, interrupted }
+    }
+
+    /// Packets of each long flow still in the network.
+    fn in_flight(&self) -> Vec<u64> {
+        let mut in_flight = vec![0u64; self.n_long];
+        for link in &self.links {
+            for p in link.packets() {
+                if p.kind == Kind::Data && (p.flow as usize) < self.n_long {
+                    in_flight[p.flow as usize] += 1;
+                }
+            }
+        }
+        in_flight
+    }
+
+    fn flow_rows(&self, window: Time) -> Vec<FlowRow> {
+        let window_s = to_secs(window);
+        let pkt_bits = self.pkt_bytes as f64 * 8.0;
+        let in_flight = self.in_flight();
+        (0..self.n_long)
+            .map(|f| {
+                let s = self.senders[f].stats();
+                let (warm_stats, warm_delivered) = self.flow_at_warm[f];
+                let route = self.flow_route[f];
+                FlowRow {
+                    flow_id: f as i64,
+                    route_id: route as i64,
+                    link_ids: self.net.routes[route].links.iter().map(|&l| l as i64).collect(),
+                    rtt_ms: self.rtt_s[f] * 1000.0,
+                    start_s: self.start_s[f],
+                    goodput_mbps: (self.receivers[f].delivered - warm_delivered) as f64 * pkt_bits / window_s / 1e6,
+                    retransmits: (s.retransmits - warm_stats.retransmits) as i64,
+                    timeouts: (s.timeouts - warm_stats.timeouts) as i64,
+                    fast_retransmits: (s.fast_retransmits - warm_stats.fast_retransmits) as i64,
+                    mean_cwnd_pkts: (self.cwnd_samples > 0).then(|| self.cwnd_sum[f] / self.cwnd_samples as f64),
+                    sent_pkts: s.sent as i64,
+                    delivered_pkts: self.receivers[f].arrivals as i64,
+                    dropped_pkts: self.flow_dropped[f] as i64,
+                    in_flight_pkts: in_flight[f] as i64,
+                }
+            })
+            .collect()
+    }
+
+    fn link_rows(&self, window: Time) -> Vec<LinkRow> {
+        let window_s = to_secs(window);
+        let pkt_bits = self.pkt_bytes as f64 * 8.0;
+        let mut flows = vec![0i64; self.net.links.len()];
+        for &r in &self.flow_route {
+            for &l in &self.net.routes[r].links {
+                flows[l] += 1;
+            }
+        }
+        self.net
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let s = &self.stats[i];
+                let l = self.links.iter().position(|k| k.role == Role::Net(i as u32)).expect("topology link");
+                let c = s.ctr.since(&s.at_warm);
+                let buffer_pkts = match spec.limit {
+                    Limit::Packets(n) => n as f64,
+                    Limit::Bytes(b) => b as f64 / self.pkt_bytes as f64,
+                };
+                LinkRow {
+                    link_id: i as i64,
+                    name: spec.name.clone(),
+                    rate_mbps: spec.rate_bps / 1e6,
+                    delay_ms: to_secs(spec.delay) * 1e3,
+                    buffer_pkts,
+                    flows: flows[i],
+                    utilization: c.tx_bits as f64 / (spec.rate_bps * window_s),
+                    loss_rate: ratio(c.drops, c.arrivals),
+                    goodput_mbps: (self.link_delivered(i) - s.delivered_at_warm) as f64 * pkt_bits / window_s / 1e6,
+                    mean_queue_pkts: s.queue.window_mean(window),
+                    p99_queue_pkts: s.queue.window_quantile(0.99),
+                    mean_queue_delay_ms: s.delay_ns.mean() / 1e6,
+                    p99_queue_delay_ms: s.delay_ns.value_at_quantile(0.99) as f64 / 1e6,
+                    arrivals: c.arrivals as i64,
+                    drops: c.drops as i64,
+                    departures: c.tx_pkts as i64,
+                    arrivals_total: s.ctr.arrivals as i64,
+                    drops_total: s.ctr.drops as i64,
+                    departures_total: s.ctr.tx_pkts as i64,
+                    held_at_end: self.links[l].held() as i64,
+                }
+            })
+            .collect()
+    }
+
+    fn summary(&self, window: Time, flows: &[FlowRow], wall_s: f64) -> Summary {
+        let cfg = self.cfg;
+        let window_s = to_secs(window);
+        let pkt_bits = self.pkt_bytes as f64 * 8.0;
+        let b = self.net.bottleneck;
+        let s = &self.stats[b];
+        let c = s.ctr.since(&s.at_warm);
+        let rate_bps = self.net.links[b].rate_bps;
+        let utilization = c.tx_bits as f64 / (rate_bps * window_s);
+        let goodputs: Vec<f64> = flows.iter().map(|r| r.goodput_mbps).collect();
+        let crosses = |route: usize| self.net.routes[route].links.contains(&b);
+        // Everything but the long flows offers a fixed rate.
+        let other_mbps = if crosses(self.net.default_route) { cfg.poisson_mbps + cfg.cbr_mbps + cfg.short_mbps } else { 0.0 };
+        let tcp_peak_bps: f64 = self
+            .rtt_s
+            .iter()
+            .zip(&self.flow_route)
+            .filter(|(_, &r)| crosses(r))
+            .map(|(r, _)| cfg.wmax_pkts as f64 * pkt_bits / r)
+            .sum();
+        let offered_load = (tcp_peak_bps + other_mbps * 1e6) / rate_bps;
+        let edge = self.edge.since(&self.edge_at_warm);
+        let n = self.n_long;
+        let cwnds: Vec<f64> = flows.iter().filter_map(|r| r.mean_cwnd_pkts).collect();
+        let short_fct = self.short.as_ref().map_or((None, None), |s| s.fct_ms());
+        let sum = |f: fn(&FlowRow) -> i64| flows.iter().map(f).sum::<i64>();
+        let events = self.events.executed;
+        Summary {
+            utilization,
+            goodput_mbps: goodputs.iter().sum::<f64>() + 0.0, // + 0.0: no -0.0 without flows
+            offered_load,
+            effective_utilization: utilization / offered_load.min(1.0),
+            loss_rate: ratio(c.drops, c.arrivals),
+            access_loss_rate: ratio(edge.drops, edge.arrivals),
+            mean_queue_pkts: s.queue.window_mean(window),
+            p99_queue_pkts: s.queue.window_quantile(0.99),
+            mean_queue_delay_ms: s.delay_ns.mean() / 1e6,
+            p99_queue_delay_ms: s.delay_ns.value_at_quantile(0.99) as f64 / 1e6,
+            jain_fairness: jain(&goodputs),
+            timeouts: sum(|r| r.timeouts),
+            fast_retransmits: sum(|r| r.fast_retransmits),
+            retransmits: sum(|r| r.retransmits),
+            mean_cwnd_pkts: (!cwnds.is_empty()).then(|| cwnds.iter().sum::<f64>() / cwnds.len() as f64),
+            mean_rtt_ms: (n > 0).then(|| self.rtt_s.iter().sum::<f64>() / n as f64 * 1000.0),
+            short_flows: self.short.as_ref().map_or(0, |s| s.measured_started as i64),
+            short_flows_done: self.short.as_ref().map_or(0, |s| s.measured_done as i64),
+            short_afct_ms: short_fct.0,
+            short_p99_fct_ms: short_fct.1,
+            bottleneck_link: b as i64,
+            bottleneck_arrivals: c.arrivals as i64,
+            bottleneck_drops: c.drops as i64,
+            bottleneck_pkts: c.tx_pkts as i64,
+            measured_s: window_s,
+            events: events as i64,
+            wall_s,
+            events_per_s: events as f64 / wall_s.max(1e-9),
+            pkts_per_s: s.ctr.tx_pkts as f64 / wall_s.max(1e-9),
+        }
+    }
+}

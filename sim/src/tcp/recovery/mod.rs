@@ -1,0 +1,5 @@
+//! Loss recovery after three duplicate ACKs (`tcp.recovery`): one file each, registered in
+//! `tcp::RECOVERIES`.
+
+pub mod newreno;
+pub mod reno;

@@ -1,0 +1,25 @@
+//! Reno recovery (RFC 5681), as ns-2's `Agent/TCP/Reno`: any new ACK ends fast recovery and
+//! deflates the window to what the window law set at the fast retransmit. A second loss in the
+//! same window cannot start another fast retransmit (ns-2's `bugFix_`; the duplicate ACKs are below
+//! `recover`), so it usually ends in a retransmission timeout: the weakness that makes Reno need
+//! larger buffers.
+
+use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
+
+pub struct Reno;
+
+impl Recovery for Reno {
+    fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, _ackno: i64) -> AckKind {
+        if st.last_action == CwndAction::DupAck {
+            st.last_action = CwndAction::Exited;
+        }
+        st.dupwnd = 0;
+        law.on_ack(st, ack);
+        AckKind::Full
+    }
+
+    fn send_budget(&self, st: &TcpState, max_burst: u32) -> Option<u32> {
+        // ns-2 Reno sends on ordinary ACKs and from the third duplicate on, never on the first two.
+        (st.dupacks == 0 || st.dupacks >= 3).then_some(max_burst)
+    }
+}

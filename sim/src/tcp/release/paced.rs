@@ -1,0 +1,37 @@
+//! Paced release (Paced TCP of Enachescu et al. 2006, after Aggarwal et al. 2000): one packet every
+//! srtt / window. Choices the paper leaves open:
+//! - before the first RTT sample there is no srtt, so the initial window goes out unpaced;
+//! - fast retransmissions leave at once (they repair a hole; pacing them only adds delay);
+//!   everything else, including go-back-N after a timeout, is paced.
+
+use crate::tcp::sender::SenderCore;
+use crate::tcp::Release;
+use crate::time::{from_secs, Time};
+
+#[derive(Default)]
+pub struct Paced {
+    /// Earliest time of the next release.
+    next_release: Time,
+}
+
+impl Release for Paced {
+    fn send(&mut self, core: &mut SenderCore, now: Time, budget: u32, out: &mut Vec<i64>) {
+        if core.srtt_s().is_none() {
+            return core.send_window(now, budget, out);
+        }
+        if core.can_send() && now >= self.next_release {
+            core.send_next(now, out);
+            self.next_release = now + from_secs(core.release_gap_s());
+        }
+        core.send_deadline = core.can_send().then_some(self.next_release.max(now));
+    }
+
+    fn on_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) {
+        let burst = core.max_burst();
+        self.send(core, now, burst, out);
+    }
+
+    fn restart(&mut self, now: Time) {
+        self.next_release = now;
+    }
+}

@@ -1,0 +1,38 @@
+//! The dumbbell: one bottleneck link of `core_mbps` and `buffer_pkts` (or `buffer_bytes`), no
+//! propagation delay of its own, crossed by `flows` long flows; every delay is on the flows'
+//! edges (see `topology`). It takes only the flat settings.
+
+use super::{link_limit, LinkSpec, Network, RouteSpec, TopologyEntry};
+use crate::config::SimConfig;
+use crate::params::{normalize, ConfigError, Value, VariantDef};
+
+crate::params! {
+    /// The dumbbell is set by the flat keys core_mbps, buffer_pkts, buffer_bytes and flows.
+    pub struct DumbbellParams as "Dumbbell" {}
+}
+
+pub const ENTRY: TopologyEntry = TopologyEntry {
+    def: VariantDef {
+        name: "dumbbell",
+        doc: "one bottleneck (core_mbps, buffer_pkts) shared by every flow",
+        params: DumbbellParams::specs,
+        keys: DumbbellParams::KEYS,
+        normalize: normalize::<DumbbellParams>,
+    },
+    build,
+};
+
+fn build(cfg: &SimConfig, _: &Value) -> Result<Network, ConfigError> {
+    let core = LinkSpec {
+        name: "bottleneck".into(),
+        rate_bps: cfg.core_mbps * 1e6,
+        delay: 0,
+        limit: link_limit(None, None, cfg),
+    };
+    Ok(Network {
+        links: vec![core],
+        routes: vec![RouteSpec { links: vec![0], flows: cfg.flows as usize }],
+        default_route: 0,
+        bottleneck: 0,
+    })
+}

@@ -1,0 +1,139 @@
+//! Topologies: a builder turns its parameters and the run's flat settings into a `Network` (the
+//! links that can congest, and routes of long flows over them). The world then gives every
+//! connection its own edge: an access link before the first hop when `access_mbps` is set, and a
+//! pure-delay return path. One file per topology, one line in `TOPOLOGIES`.
+//!
+//! Where delay sits. A flow's RTT (`rtt_ms`, its two-way propagation delay) is split between the
+//! links it crosses, whose delays are physical (the delay between two bottlenecks shapes the
+//! arrivals at the second), and its return path, which gets the rest: RTT minus the one-way delay
+//! of its route's links. Delay before the first link, after the last one, and on the way back
+//! can all sit on the return path: a queue sees only the loop delay from a departure to the
+//! packets it clocks out, which this split keeps exact. So a flow's RTT must be at least twice
+//! its route's one-way link delay (the reverse direction crosses the same links).
+
+pub mod dumbbell;
+pub mod parking_lot;
+
+use crate::config::SimConfig;
+use crate::params::{ConfigError, UnionDef, Value, VariantDef};
+use crate::queue::Limit;
+use crate::time::{from_secs, Time};
+
+/// A link of the topology (reported in the `links` table; `topology.links.N`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub name: String,
+    pub rate_bps: f64,
+    pub delay: Time,
+    pub limit: Limit,
+}
+
+/// A route of long flows: the topology links it crosses, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteSpec {
+    pub links: Vec<usize>,
+    pub flows: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    pub links: Vec<LinkSpec>,
+    pub routes: Vec<RouteSpec>,
+    /// The route of short flows and open-loop traffic.
+    pub default_route: usize,
+    /// The link the run summary describes (and a buffer controller acts on).
+    pub bottleneck: usize,
+}
+
+impl Network {
+    pub fn long_flows(&self) -> usize {
+        self.routes.iter().map(|r| r.flows).sum()
+    }
+
+    /// One-way propagation delay of a route's links.
+    pub fn one_way(&self, route: usize) -> Time {
+        self.routes[route].links.iter().map(|&l| self.links[l].delay).sum()
+    }
+}
+
+/// A registered topology: its parameters (the union variant) and its builder.
+pub struct TopologyEntry {
+    pub def: VariantDef,
+    pub build: fn(&SimConfig, &Value) -> Result<Network, ConfigError>,
+}
+
+pub const TOPOLOGIES: &[TopologyEntry] = &[dumbbell::ENTRY, parking_lot::ENTRY];
+
+crate::params! {
+    /// Parameters common to every topology (none yet).
+    pub struct TopologyCommon as "TopologyCommon" {}
+}
+
+pub static TOPOLOGY: UnionDef = UnionDef {
+    name: "topology",
+    tag: "name",
+    default_tag: "dumbbell",
+    variants: || TOPOLOGIES.iter().map(|e| &e.def).collect(),
+    presets: &[],
+};
+
+/// The `topology` section of a run config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologyConfig(pub crate::params::Tagged<TopologyCommon>);
+
+crate::union_param!(TopologyConfig, TOPOLOGY, TopologyCommon);
+
+impl TopologyConfig {
+    pub fn named(name: &str) -> Self {
+        use crate::params::Param;
+        Self::parse(&Value::str(name)).expect("a registered topology")
+    }
+
+    /// Builds the network and checks it against the run's traffic; errors name `topology.*`
+    /// or the flat key at fault.
+    pub fn build(&self, cfg: &SimConfig) -> Result<Network, ConfigError> {
+        let entry = TOPOLOGIES.iter().find(|e| e.def.name == self.0.variant).expect("validated topology");
+        let net = (entry.build)(cfg, &self.0.params).map_err(|e| e.under("topology"))?;
+        check_delays(&net, cfg)?;
+        Ok(net)
+    }
+}
+
+/// The buffer of a link: its own setting if any (bytes over packets), else the flat one.
+pub fn link_limit(buffer_pkts: Option<i64>, buffer_bytes: Option<i64>, cfg: &SimConfig) -> Limit {
+    match (buffer_bytes, buffer_pkts) {
+        (Some(b), _) => Limit::Bytes(b as u64),
+        (None, Some(p)) => Limit::Packets(p as u64),
+        (None, None) => match cfg.buffer_bytes {
+            Some(b) => Limit::Bytes(b as u64),
+            None => Limit::Packets(cfg.buffer_pkts as u64),
+        },
+    }
+}
+
+/// Every flow's RTT covers twice its route's one-way link delay.
+fn check_delays(net: &Network, cfg: &SimConfig) -> Result<(), ConfigError> {
+    let other_traffic = cfg.short_mbps > 0.0 || cfg.poisson_mbps > 0.0 || cfg.cbr_mbps > 0.0;
+    let need = (0..net.routes.len())
+        .filter(|&r| net.routes[r].flows > 0 || (r == net.default_route && other_traffic))
+        .map(|r| 2 * net.one_way(r))
+        .max()
+        .unwrap_or(0);
+    let min_rtt_s = match &cfg.rtts_ms {
+        Some(list) => list.iter().copied().fold(f64::INFINITY, f64::min) / 1000.0,
+        None => (cfg.rtt_ms - cfg.rtt_spread_ms / 2.0) / 1000.0,
+    };
+    if need > 0 && from_secs(min_rtt_s) < need {
+        let key = if cfg.rtts_ms.is_some() { "rtts_ms" } else { "rtt_ms" };
+        return Err(ConfigError::at(
+            key,
+            format!(
+                "flows' RTTs (from {:.3} ms) must be at least twice the one-way delay of the topology links on \
+                 their route ({:.3} ms)",
+                min_rtt_s * 1e3,
+                crate::time::to_secs(need) * 1e3
+            ),
+        ));
+    }
+    Ok(())
+}

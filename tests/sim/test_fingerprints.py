@@ -1,0 +1,190 @@
+"""Golden fingerprints: a digest of every column of every output table of the reference configs,
+committed per ENGINE_VERSION in fingerprints.json. A change to any digest without a version bump
+fails, because the run_id (and so every cache) keys on the version.
+
+    python -m tests.sim.test_fingerprints --record   # after bumping ENGINE_VERSION (sim/Cargo.toml)
+
+Version 0.1.0 was captured with the engine before its reshape into links, routes and the
+cc / recovery / release split; 0.2.0 must reproduce it bit for bit on every column 0.1.0 had,
+except the columns listed in NULL_WAS_NAN (a metric that does not apply was NaN, is NULL now).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sim
+from sim.result import WALL_CLOCK_METRICS
+
+FILE = Path(__file__).with_name("fingerprints.json")
+
+_DUMB = dict(core_mbps=20, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64, duration_s=20, warmup_s=5)
+REFERENCE: dict[str, dict[str, Any]] = {
+    "reno": dict(tcp="reno", flows=20, buffer_pkts=30, **_DUMB),
+    "newreno": dict(tcp="newreno", flows=20, buffer_pkts=10, **_DUMB),
+    "paced": dict(tcp="paced", flows=20, buffer_pkts=10, **{**_DUMB, "rtt_ms": 100, "rtt_spread_ms": 50,
+                                                            "wmax_pkts": 32}),
+    "poisson": dict(tcp="poisson", flows=20, buffer_pkts=10, **{**_DUMB, "rtt_ms": 100, "rtt_spread_ms": 50,
+                                                                "wmax_pkts": 32}),
+    "newreno_knobs": dict(
+        tcp=dict(cc="newreno", recovery="newreno", release="window", delayed_ack=True, delack_ms=40,
+                 limited_transmit=False, max_burst_pkts=3, tick_ms=0.0, init_cwnd_pkts=10.0, init_ssthresh_pkts=20.0,
+                 min_rto_ms=300.0, init_rto_s=1.0, max_rto_s=10.0),
+        flows=10, buffer_pkts=15, core_mbps=20, rtt_ms=60, rtt_spread_ms=30, wmax_pkts=100, duration_s=20, warmup_s=5),
+    "short_flows": dict(tcp="reno", flows=10, short_mbps=5, short_flow_pkts=14, buffer_pkts=20,
+                        **{**_DUMB, "rtt_ms": 60}),
+    "short_paced_access": dict(tcp="paced", flows=6, short_mbps=4, short_flow_pkts=20, access_mbps=8,
+                               access_buffer_pkts=30, buffer_pkts=10, **{**_DUMB, "rtt_ms": 60}),
+    "open_loop": dict(tcp="newreno", flows=5, poisson_mbps=4, cbr_mbps=2, open_loop_bytes=500, buffer_pkts=10,
+                      core_mbps=10, rtt_ms=80, wmax_pkts=64, duration_s=20, warmup_s=5),
+    "open_loop_only": dict(tcp="reno", flows=0, poisson_mbps=8, buffer_pkts=5, core_mbps=10, duration_s=20,
+                           warmup_s=5),
+    "schedule": dict(tcp="reno", flows=15, buffer_pkts=50, core_mbps=10, rtt_ms=100, rtt_spread_ms=40, wmax_pkts=64,
+                     duration_s=20, warmup_s=3,
+                     controller=dict(name="schedule", interval_ms=50, steps=[(0.0, 5), (8.0, 40), (14.0, 2)])),
+    "access": dict(tcp="reno", flows=8, access_mbps=3, access_buffer_pkts=5, buffer_pkts=20,
+                   **{**_DUMB, "rtt_spread_ms": 20, "wmax_pkts": 200}),
+    "byte_buffer": dict(tcp="newreno", flows=10, buffer_bytes=15000, buffer_pkts=0, pkt_bytes=1500, **_DUMB),
+    "trace": dict(tcp="reno", flows=4, buffer_pkts=8, core_mbps=10, rtt_ms=50, wmax_pkts=64, duration_s=10,
+                  warmup_s=2, trace_max_events=3000, trace_start_s=3.0),
+    "rtts_list": dict(tcp="newreno", flows=4, rtts_ms=[10.0, 50.0, 120.0, 300.0], buffer_pkts=20, core_mbps=20,
+                      wmax_pkts=500, duration_s=20, warmup_s=5, seed=7),
+    # Added with 0.2.0 (no 0.1.0 equivalent): the parking lot.
+    "parking_lot": dict(tcp="newreno", flows=6, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64, duration_s=20, warmup_s=5,
+                        buffer_pkts=40, access_mbps=100, short_mbps=2, poisson_mbps=1,
+                        topology=dict(name="parking_lot", links=[dict(rate_mbps=50, delay_ms=5),
+                                                                 dict(rate_mbps=20, delay_ms=15, buffer_pkts=25)])),
+}
+
+NULL_WAS_NAN = {
+    ("summary", "jain_fairness"), ("summary", "mean_cwnd_pkts"), ("summary", "mean_rtt_ms"),
+    ("summary", "short_afct_ms"), ("summary", "short_p99_fct_ms"), ("timeseries", "mean_cwnd_pkts"),
+    ("flows", "mean_cwnd_pkts"),
+}
+"""Columns whose not-applicable value was NaN in 0.1.0 and is NULL since 0.2.0 (the only intended
+difference; compared with NULL read as NaN)."""
+
+
+def _enc(v: Any) -> bytes:
+    if v is None:
+        return b"N"
+    if isinstance(v, (bool, int, float)):
+        return struct.pack("<d", float(v))  # float64 bits: exact, NaN included
+    if isinstance(v, str):
+        return b"S" + v.encode()
+    if isinstance(v, (list, tuple)):
+        return b"[" + b",".join(_enc(x) for x in v) + b"]"
+    if isinstance(v, dict):
+        return b"{" + b",".join(k.encode() + b":" + _enc(x) for k, x in v.items()) + b"}"
+    raise TypeError(type(v))
+
+
+def column_digest(values: list) -> str:
+    h = hashlib.sha256()
+    for v in values:
+        h.update(_enc(v))
+        h.update(b"|")
+    return h.hexdigest()[:16]
+
+
+def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
+    """Every output table as columns (the summary without its wall-clock metrics and version)."""
+    skip = set(WALL_CLOCK_METRICS) | {"engine_version"}
+    tables = {"summary": {k: v for k, v in res.summary.to_pydict().items() if k not in skip},
+              "timeseries": res.timeseries.to_pydict(), "flows": res.flows.to_pydict(), "links": res.links.to_pydict()}
+    if res.trace is not None:
+        tables["trace"] = res.trace.to_pydict()
+    return tables
+
+
+def fingerprint(res: sim.SimResult) -> dict[str, Any]:
+    """Per-column digests of every table, and a digest of each table's schema (names and types)."""
+    tables = {"summary": res.summary, "timeseries": res.timeseries, "flows": res.flows, "links": res.links,
+              "trace": res.trace}
+    schema = {name: column_digest([f"{f.name}:{f.type}" for f in t.schema]) for name, t in tables.items()
+              if t is not None}
+    cols = {t: {c: column_digest(v) for c, v in cs.items()} for t, cs in outputs(res).items()}
+    return {"schema": schema, "tables": cols}
+
+
+def legacy_view(res: sim.SimResult, legacy: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The digests of the columns a 0.1.0 capture has, NULL read as NaN where listed."""
+    out: dict[str, dict[str, str]] = {}
+    for t, cols in outputs(res).items():
+        for c in legacy.get(t, {}):
+            values = cols[c]
+            if (t, c) in NULL_WAS_NAN:
+                values = [float("nan") if v is None else v for v in values]
+            out.setdefault(t, {})[c] = column_digest(values)
+    return out
+
+
+def _stored() -> dict[str, Any]:
+    return json.loads(FILE.read_text())
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, sim.SimResult]:
+    return {name: sim.run(**kw) for name, kw in REFERENCE.items()}
+
+
+def test_results_are_bit_identical_to_the_engine_before_its_reshape(results):
+    old = _stored()["versions"]["0.1.0"]["configs"]
+    assert set(old) <= set(REFERENCE)
+    for name, captured in old.items():
+        view = legacy_view(results[name], captured["tables"])
+        for table, cols in captured["tables"].items():
+            changed = [c for c, d in cols.items() if view[table][c] != d]
+            assert not changed, f"{name}: {table} columns differ from engine 0.1.0: {changed}"
+
+
+def test_fingerprints_match_the_engine_version(results):
+    versions = _stored()["versions"]
+    assert sim.ENGINE_VERSION in versions, (
+        f"no fingerprints for ENGINE_VERSION {sim.ENGINE_VERSION}: record them with "
+        "`python -m tests.sim.test_fingerprints --record`")
+    stored = versions[sim.ENGINE_VERSION]["configs"]
+    assert set(stored) == set(REFERENCE), "reference configs and stored fingerprints differ: record them"
+    for name, res in results.items():
+        now = fingerprint(res)
+        changed = [f"{t}.{c}" for t, cols in stored[name]["tables"].items() for c, d in cols.items()
+                   if now["tables"].get(t, {}).get(c) != d]
+        changed += [f"{t} (schema)" for t, d in stored[name]["schema"].items() if now["schema"].get(t) != d]
+        changed += [f"{t}.{c} (new)" for t, cols in now["tables"].items() for c in cols
+                    if c not in stored[name]["tables"].get(t, {})]
+        assert not changed, (
+            f"{name}: results changed without an ENGINE_VERSION bump ({', '.join(changed[:8])}). If the change is "
+            "intended, bump the version in sim/Cargo.toml (run_ids and caches key on it) and record new "
+            "fingerprints with `python -m tests.sim.test_fingerprints --record`.")
+
+
+def test_a_changed_result_is_caught(results):
+    """The check above can fail: a different seed changes the digests."""
+    other = sim.run(**{**REFERENCE["reno"], "seed": 2})
+    assert fingerprint(other)["tables"]["summary"]["utilization"] != \
+        fingerprint(results["reno"])["tables"]["summary"]["utilization"]
+
+
+def record() -> None:
+    data = _stored()
+    versions = data["versions"]
+    new = {name: fingerprint(sim.run(**kw)) for name, kw in REFERENCE.items()}
+    if sim.ENGINE_VERSION in versions and versions[sim.ENGINE_VERSION]["configs"] != new:
+        old = versions[sim.ENGINE_VERSION]["configs"]
+        if set(old) == set(new) or "--force" not in sys.argv:
+            sys.exit(f"fingerprints of {sim.ENGINE_VERSION} exist and differ: bump ENGINE_VERSION first "
+                     "(or pass --force after adding a reference config)")
+    versions[sim.ENGINE_VERSION] = {"configs": new}
+    FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"recorded {len(new)} configs for {sim.ENGINE_VERSION} in {FILE}")
+
+
+if __name__ == "__main__" and "--record" in sys.argv:
+    record()

@@ -1,0 +1,159 @@
+"""One source of truth: every parameter and every metric, as the engine declares them, agrees with
+the Python dataclasses, the type stub, the Arrow schemas, the Hydra structured configs and the
+conf/ presets; and an unknown key is an error at every level."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import sim
+from sim import config as simconfig
+from sim import stubs
+from sim.result import (CONFIG_FIELDS, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA,
+                        TRACE_SCHEMA)
+from sim.schema import CONFIG, TABLES, arrow_type, config_columns, union_specs, unions
+
+PY = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def params(desc: dict[str, Any] = CONFIG, prefix: str = "") -> list[tuple[str, dict[str, Any], str]]:
+    """Every declared parameter: (dotted key, spec, the record or variant holding it)."""
+    out = []
+    kind = desc["type"]
+    if kind in ("optional", "list"):
+        return params(desc["of"], prefix)
+    if kind == "record":
+        for s in desc["fields"]:
+            out.append((prefix + s["key"], s, desc["name"]))
+            out += params(s["type"], f"{prefix}{s['key']}.")
+    if kind == "union":
+        for v in desc["variants"]:
+            owner = simconfig.variant_class_name(desc["name"], v["name"])
+            for s in desc["common"] + v["fields"]:
+                out.append((prefix + s["key"], s, owner))
+                out += params(s["type"], f"{prefix}{s['key']}.")
+    return out
+
+
+def python_type(desc: dict[str, Any]) -> Any:
+    kind = desc["type"]
+    if kind == "optional":
+        return typing.Optional[python_type(desc["of"])]
+    if kind == "list":
+        return tuple[python_type(desc["of"]), ...]
+    if kind == "record":
+        return simconfig.CLASSES[desc["name"]]
+    if kind == "union":
+        classes = tuple(simconfig.CLASSES[simconfig.variant_class_name(desc["name"], v["name"])]
+                        for v in desc["variants"])
+        return typing.Union[classes] if len(classes) > 1 else classes[0]
+    return PY[kind]
+
+
+def test_every_parameter_is_a_dataclass_field_with_its_type_and_default():
+    declared = params()
+    assert len(declared) > 40
+    for key, spec, owner in declared:
+        cls = simconfig.CLASSES[owner]
+        f = {x.name: x for x in dataclasses.fields(cls)}[spec["key"]]
+        assert f.type == python_type(spec["type"]), key
+        assert simconfig.to_value(f.default) == spec["default"], key
+        assert f.metadata["unit"] == spec["unit"] and f.metadata["doc"] == spec["doc"], key
+    for cls in simconfig.CLASSES.values():  # and no field that is not declared
+        names = {s["key"] for k, s, o in declared if o == cls.__name__}
+        tags = {u["tag"] for u in unions().values()}
+        assert {f.name for f in dataclasses.fields(cls)} - tags == names - tags, cls
+
+
+def test_the_type_stub_is_current():
+    assert stubs.STUB.read_text() == stubs.render(), "sim/config.pyi is stale: run python -m sim.stubs"
+
+
+def test_every_parameter_has_a_column_and_every_metric_its_arrow_field():
+    cols = {name: f for name, f, _ in config_columns()}
+    for key, spec in [(s["key"], s) for s in CONFIG["fields"]]:
+        t = spec["type"].get("of", spec["type"])
+        if t["type"] == "union":
+            assert cols[key].type == pa.string()
+            for sub in union_specs(t):
+                if sub["key"] != "name":
+                    assert cols[f"{key}_{sub['key']}"].type == arrow_type(sub["type"]), f"{key}.{sub['key']}"
+        else:
+            assert cols[key].type == arrow_type(spec["type"]) and cols[key].metadata[b"unit"] == spec["unit"].encode()
+    assert SUMMARY_SCHEMA.names == ["engine_version", *[f.name for f in CONFIG_FIELDS],
+                                    *[c["name"] for c in TABLES["summary"]]]
+    for table, schema in [("timeseries", TIMESERIES_SCHEMA), ("flows", FLOWS_SCHEMA), ("links", LINKS_SCHEMA),
+                          ("trace", TRACE_SCHEMA), ("summary", pa.schema(list(SUMMARY_SCHEMA)[-len(TABLES["summary"]):]))]:
+        assert schema.names == [c["name"] for c in TABLES[table]], table
+        for f, c in zip(schema, TABLES[table]):
+            assert f.metadata[b"unit"] == c["unit"].encode() and f.metadata[b"doc"] == c["doc"].encode()
+            assert f.nullable
+
+
+def test_union_keys_have_one_type_everywhere():
+    for section, u in unions().items():
+        seen: dict[str, Any] = {}
+        for s in u["common"] + [x for v in u["variants"] for x in v["fields"]]:
+            assert seen.setdefault(s["key"], s["type"]) == s["type"], f"{section}.{s['key']}"
+
+
+def test_a_run_fills_exactly_the_declared_columns():
+    res = sim.run(flows=2, duration_s=3, warmup_s=1, trace_max_events=10, trace_start_s=0.0,
+                  topology="parking_lot", rtt_ms=100)
+    for table, t in [("timeseries", res.timeseries), ("flows", res.flows), ("links", res.links),
+                     ("trace", res.trace)]:
+        assert t.column_names == [c["name"] for c in TABLES[table]] and t.num_rows > 0, table
+    assert res.summary.schema == SUMMARY_SCHEMA
+
+
+def test_hydra_schema_agrees_with_the_engine():
+    from sweeps.schema import SECTIONS, SweepConfig, hydra_variant
+
+    hydra = {f.name: f for f in dataclasses.fields(SweepConfig)}
+    hints = typing.get_type_hints(SweepConfig)
+    for spec in CONFIG["fields"]:
+        t = spec["type"].get("of", spec["type"])
+        if t["type"] == "union":
+            assert hints[spec["key"]] is Any  # a config group brings the value
+            continue
+        f = hydra[spec["key"]]
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        assert default == spec["default"], spec["key"]
+    for section, u in SECTIONS.items():
+        for v in u["variants"]:
+            cls = hydra_variant(u, v)
+            fields = {f.name: f for f in dataclasses.fields(cls)}
+            assert list(fields) == [u["tag"]] + [s["key"] for s in u["common"] + v["fields"]], (section, v["name"])
+            assert fields[u["tag"]].default == v["name"]
+
+
+def test_conf_presets_equal_the_engine_presets():
+    from sweeps.api import compose_config
+
+    for preset in unions()["tcp"]["presets"]:
+        tcp = compose_config([f"tcp={preset['name']}"]).tcp
+        assert {k: tcp[k] for k in preset["set"]} == preset["set"], preset["name"]
+        assert sim.SimConfig(tcp=dict(tcp)).labels["tcp"] == preset["name"]
+    for name in sim.TOPOLOGIES:
+        topo = compose_config([f"topology={name}"]).topology
+        assert sim.SimConfig(topology=dict(topo), rtt_ms=100).topology == sim.SimConfig(topology=name, rtt_ms=100).topology
+
+
+@pytest.mark.parametrize("fields, key", [
+    ({"bogus": 1}, "bogus"),
+    ({"tcp": {"cc": "newreno", "bogus": 1}}, "tcp.bogus"),
+    ({"topology": {"name": "parking_lot", "bogus": 1}}, "topology.bogus"),
+    ({"topology": {"name": "parking_lot", "links": [{"bogus": 1}, {}]}}, "topology.links.0.bogus"),
+    ({"topology": {"name": "parking_lot", "routes": [{"links": [0], "bogus": 1}]}}, "topology.routes.0.bogus"),
+    ({"topology": {"name": "dumbbell", "links": []}}, "topology.links"),
+    ({"controller": {"name": "schedule", "steps": [{"time_s": 1, "buffer_pkts": 2, "bogus": 3}]}},
+     "controller.steps.0.bogus"),
+])
+def test_unknown_keys_raise_at_every_level(fields, key):
+    with pytest.raises(ValueError, match=rf"^{key}: unknown key"):
+        sim.run(**fields)
