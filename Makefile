@@ -31,7 +31,7 @@ test-py: install
 	tests/run
 
 bench: install
-	$(BIN)/python -m sim.bench
+	$(BIN)/python -m sim.bench --baseline 0cd694d
 	$(BIN)/python -m sweeps.bench
 	tests/netns $(BIN)/python -m cluster.bench
 
