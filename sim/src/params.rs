@@ -631,6 +631,15 @@ macro_rules! union_param {
                 self.0.to_value(&$def)
             }
         }
+
+        impl $name {
+            /// A preset or variant by name (panics on an unknown name: for defaults and tests).
+            #[allow(dead_code)]
+            pub fn named(name: &str) -> Self {
+                <Self as $crate::params::Param>::parse(&$crate::params::Value::str(name))
+                    .expect("a registered name")
+            }
+        }
     };
 }
 

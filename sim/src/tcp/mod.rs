@@ -286,12 +286,6 @@ pub struct TcpConfig(pub crate::params::Tagged<TcpCommon>);
 crate::union_param!(TcpConfig, TCP, TcpCommon);
 
 impl TcpConfig {
-    /// A preset or law by name (panics on an unknown name: for defaults and tests).
-    pub fn named(name: &str) -> Self {
-        use crate::params::Param;
-        Self::parse(&Value::str(name)).expect("a registered tcp name")
-    }
-
     pub fn common(&self) -> &TcpCommon {
         &self.0.common
     }

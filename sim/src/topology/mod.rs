@@ -84,11 +84,6 @@ pub struct TopologyConfig(pub crate::params::Tagged<TopologyCommon>);
 crate::union_param!(TopologyConfig, TOPOLOGY, TopologyCommon);
 
 impl TopologyConfig {
-    pub fn named(name: &str) -> Self {
-        use crate::params::Param;
-        Self::parse(&Value::str(name)).expect("a registered topology")
-    }
-
     /// Builds the network and checks it against the run's traffic; errors name `topology.*`
     /// or the flat key at fault.
     pub fn build(&self, cfg: &SimConfig) -> Result<Network, ConfigError> {
