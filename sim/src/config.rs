@@ -102,6 +102,12 @@ impl SimConfig {
     }
 
     /// Checks what involves several fields, and builds the network (which checks the topology).
+    ///
+    /// Time is u64 picoseconds (about 1.8e19, 213 days). The per-field bounds keep every event
+    /// time below a quarter of that: runs, warm-up, start windows and sample or controller
+    /// intervals of at most 1e6 s (1e18 ps), timers of at most 1e5 s, RTTs of at most 2e3 s, and
+    /// a 65,535-byte packet at the slowest rate, 0.001 Mb/s, takes 524 s. The event list refuses
+    /// an event in the past, which is what an overflow would produce (`EventQueue::push`).
     pub fn validate(&self) -> Result<Network, ConfigError> {
         let err = |f: &str, m: String| Err(ConfigError::at(f, m));
         if self.rtt_spread_ms >= 2.0 * self.rtt_ms {
@@ -125,6 +131,17 @@ impl SimConfig {
                 "sample_interval_s",
                 format!("gives more than 1e7 samples over duration_s; got {}", self.sample_interval_s),
             );
+        }
+        if let Some(c) = &self.controller {
+            if self.duration_s / (c.interval_ms() / 1000.0) > 1e7 {
+                return err("controller.interval_ms",
+                           format!("gives more than 1e7 ticks over duration_s; got {}", c.interval_ms()));
+            }
+        }
+        let tc = self.tcp.common();
+        if tc.min_rto_ms / 1000.0 > tc.max_rto_s {
+            return err("tcp.min_rto_ms",
+                       format!("must be <= tcp.max_rto_s x 1000 ({}), got {}", tc.max_rto_s * 1000.0, tc.min_rto_ms));
         }
         let net = self.topology.build(self)?;
         let n = net.long_flows();
@@ -178,6 +195,12 @@ mod tests {
         assert_eq!(e.to_string(), "topology.name: unknown topology \"ring\"; allowed: dumbbell, parking_lot");
         let e = with("controller", Value::map(vec![("name", Value::str("schedule"))])).unwrap_err();
         assert_eq!(e.field, "controller.steps");
+        // Found by `python -m sim.fuzz`: a clamp with min > max panicked; 1 ps ticks never ended.
+        let tcp = Value::map(vec![("cc", Value::str("newreno")), ("min_rto_ms", Value::Float(1e6))]);
+        assert_eq!(with("tcp", tcp).unwrap_err().field, "tcp.min_rto_ms");
+        let steps = Value::List(vec![Value::List(vec![Value::Float(0.0), Value::Int(5)])]);
+        let ctl = Value::map(vec![("name", Value::str("schedule")), ("interval_ms", Value::Float(1e-9)), ("steps", steps)]);
+        assert_eq!(with("controller", ctl).unwrap_err().field, "controller.interval_ms");
     }
 
     #[test]

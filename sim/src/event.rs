@@ -80,6 +80,8 @@ impl Ord for Entry {
 pub struct EventQueue {
     heap: QuaternaryHeap<Entry>,
     next_seq: u64,
+    /// The time of the last event popped: nothing may be scheduled before it.
+    now: Time,
     pub executed: u64,
 }
 
@@ -88,7 +90,12 @@ impl EventQueue {
         Self::default()
     }
 
+    /// Schedules `event` at `time`. Panics if `time` is in the past, which is what an overflowed
+    /// `now + delay` would give: the validator bounds every duration so that none can overflow
+    /// (see `config`), and this keeps a future mistake from running the clock backwards.
+    #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
+        assert!(time >= self.now, "event {event:?} scheduled at {time} ps, before now ({} ps)", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry { key: key(time, seq), event });
@@ -97,6 +104,7 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let e = self.heap.pop()?;
         self.executed += 1;
+        self.now = time_of(e.key);
         Some((time_of(e.key), e.event))
     }
 
@@ -116,6 +124,15 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "before now")]
+    fn refuses_an_event_in_the_past() {
+        let mut q = EventQueue::new();
+        q.push(10, Event::SampleTick);
+        q.pop();
+        q.push(10u64.wrapping_add(u64::MAX), Event::SampleTick); // an overflowed now + delay
+    }
 
     #[test]
     fn orders_by_time_then_insertion() {

@@ -3,7 +3,7 @@
 //! figures are the long flows'; link figures cover the measured window [warmup_s, duration_s],
 //! except the whole-run conservation counters.
 
-use crate::metrics::jain;
+use crate::metrics::{jain, utilization};
 use crate::output::{FlowRow, LinkRow, Summary, TimeseriesRow};
 use crate::packet::Kind;
 use crate::queue::Limit;
@@ -101,7 +101,7 @@ impl World<'_> {
             .map(|(i, spec)| {
                 let s = &self.stats[i];
                 let l = self.links.iter().position(|k| k.role == Role::Net(i as u32)).expect("topology link");
-                let c = s.ctr.since(&s.at_warm);
+                let c = s.counters_at(self.now).since(&s.at_warm);
                 let buffer_pkts = match spec.limit {
                     Limit::Packets(n) => n as f64,
                     Limit::Bytes(b) => b as f64 / self.pkt_bytes as f64,
@@ -113,7 +113,7 @@ impl World<'_> {
                     delay_ms: to_secs(spec.delay) * 1e3,
                     buffer_pkts,
                     flows: flows[i],
-                    utilization: c.tx_bits as f64 / (spec.rate_bps * window_s),
+                    utilization: utilization(&c, window),
                     loss_rate: ratio(c.drops, c.arrivals),
                     goodput_mbps: (self.link_delivered(i) - s.delivered_at_warm) as f64 * pkt_bits / window_s / 1e6,
                     mean_queue_pkts: s.queue.window_mean(window),
@@ -138,9 +138,9 @@ impl World<'_> {
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
         let b = self.net.bottleneck;
         let s = &self.stats[b];
-        let c = s.ctr.since(&s.at_warm);
+        let c = s.counters_at(self.now).since(&s.at_warm);
         let rate_bps = self.net.links[b].rate_bps;
-        let utilization = c.tx_bits as f64 / (rate_bps * window_s);
+        let utilization = utilization(&c, window);
         let goodputs: Vec<f64> = flows.iter().map(|r| r.goodput_mbps).collect();
         let crosses = |route: usize| self.net.routes[route].links.contains(&b);
         // Everything but the long flows offers a fixed rate.

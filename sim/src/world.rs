@@ -12,7 +12,7 @@ use crate::config::SimConfig;
 use crate::controller::{BufferController, QueueView};
 use crate::event::{Event, EventQueue};
 use crate::link::{Arrival, Link, Role};
-use crate::metrics::{LinkCounters, LinkStats};
+use crate::metrics::{utilization, LinkCounters, LinkStats};
 use crate::output::TimeseriesRow;
 use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{Discipline, DropTailQueue, Limit, QueueDiscipline};
@@ -387,7 +387,7 @@ impl<'c> World<'c> {
                 for i in 0..self.stats.len() {
                     let delivered = self.link_delivered(i);
                     let s = &mut self.stats[i];
-                    s.at_warm = s.ctr;
+                    s.at_warm = s.counters_at(self.now);
                     s.delivered_at_warm = delivered;
                 }
                 self.edge_at_warm = self.edge;
@@ -499,6 +499,7 @@ impl<'c> World<'c> {
         match link.arrive(pkt, now) {
             Arrival::Started(done) => {
                 self.events.push(done, Event::LinkDone(l as u32));
+                s.start_tx(now);
                 self.trace.record(now, ENQUEUE, &pkt, 0, i);
                 self.trace.record(now, DEQUEUE, &pkt, 0, i);
                 if now >= self.warm {
@@ -530,8 +531,7 @@ impl<'c> World<'c> {
         if let Role::Net(i) = link.role {
             let i = i as usize;
             let s = &mut self.stats[i];
-            s.ctr.tx_pkts += 1;
-            s.ctr.tx_bits += done.bytes as u64 * 8;
+            s.end_tx(now, done.bytes as u64 * 8, next.is_some());
             if let Some((pkt, _)) = next {
                 let len = link.queue_len();
                 s.queue.set_len(now, len);
@@ -636,8 +636,8 @@ impl<'c> World<'c> {
 
     fn controller_tick(&mut self) {
         let b = self.net.bottleneck;
-        let since = self.stats[b].ctr.since(&self.controller_last);
-        let dt_s = to_secs(self.controller_interval);
+        let at_now = self.stats[b].counters_at(self.now);
+        let since = at_now.since(&self.controller_last);
         let pkt_bytes = self.pkt_bytes;
         let q = self.links[b].queue().expect("topology links have queues");
         let view = QueueView {
@@ -646,7 +646,7 @@ impl<'c> World<'c> {
             capacity_pkts: q.capacity_pkts(pkt_bytes as u32),
             arrivals: since.arrivals,
             drops: since.drops,
-            utilization: since.tx_bits as f64 / (self.net.links[b].rate_bps * dt_s),
+            utilization: utilization(&since, self.controller_interval),
         };
         if let Some(pkts) = self.controller.as_mut().and_then(|ctl| ctl.on_tick(&view)) {
             let q = self.bottleneck_queue();
@@ -656,7 +656,7 @@ impl<'c> World<'c> {
             };
             q.set_limit(limit);
         }
-        self.controller_last = self.stats[b].ctr;
+        self.controller_last = at_now;
         self.events.push(self.now + self.controller_interval, Event::ControllerTick);
     }
 
@@ -688,12 +688,13 @@ impl<'c> World<'c> {
             let link_delivered = self.link_delivered(i);
             let s = &mut self.stats[i];
             let (q_mean, q_max) = s.queue.take_sample(self.now, dt);
-            let c = s.ctr.since(&s.at_sample);
+            let at_now = s.counters_at(self.now);
+            let c = at_now.since(&s.at_sample);
             let delivered = link_delivered - s.delivered_at_sample;
             self.ts.push(TimeseriesRow {
                 time_s: to_secs(self.now),
                 link_id: i as i64,
-                utilization: c.tx_bits as f64 / (self.net.links[i].rate_bps * dt_s),
+                utilization: utilization(&c, dt),
                 goodput_mbps: delivered as f64 * self.pkt_bytes as f64 * 8.0 / dt_s / 1e6,
                 arrivals: c.arrivals as i64,
                 drops: c.drops as i64,
@@ -702,7 +703,7 @@ impl<'c> World<'c> {
                 buffer_pkts: capacity,
                 mean_cwnd_pkts: (started[i] > 0).then(|| cwnd_total[i] / started[i] as f64),
             });
-            s.at_sample = s.ctr;
+            s.at_sample = at_now;
             s.delivered_at_sample = link_delivered;
         }
         self.last_sample = self.now;

@@ -5,8 +5,9 @@ fails, because the run_id (and so every cache) keys on the version.
     python -m tests.sim.test_fingerprints --record   # after bumping ENGINE_VERSION (sim/Cargo.toml)
 
 Version 0.1.0 was captured with the engine before its reshape into links, routes and the
-cc / recovery / release split; 0.2.0 must reproduce it bit for bit on every column 0.1.0 had,
-except the columns listed in NULL_WAS_NAN (a metric that does not apply was NaN, is NULL now).
+cc / recovery / release split. Every later version must reproduce every earlier one bit for bit,
+on every column the earlier one had, except the columns a version lists in CHANGED_IN with its
+reason: the lineage of every result since 0.1.0 is then explicit.
 """
 
 from __future__ import annotations
@@ -68,8 +69,27 @@ NULL_WAS_NAN = {
     ("summary", "short_afct_ms"), ("summary", "short_p99_fct_ms"), ("timeseries", "mean_cwnd_pkts"),
     ("flows", "mean_cwnd_pkts"),
 }
-"""Columns whose not-applicable value was NaN in 0.1.0 and is NULL since 0.2.0 (the only intended
-difference; compared with NULL read as NaN)."""
+"""Columns whose not-applicable value was NaN in 0.1.0 and is NULL since 0.2.0 (0.2.0's only
+intended difference; compared with NULL read as NaN)."""
+
+_UTILIZATION = {("summary", "utilization"), ("summary", "effective_utilization"), ("timeseries", "utilization"),
+                ("links", "utilization")}
+CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
+    "0.3.0": (_UTILIZATION, "utilization is busy time over elapsed time: a transmission straddling the end "
+                            "of warm-up or of a sample is split, so no interval exceeds 1 (issue 13, D7)"),
+}
+"""Per version, the (table, column)s it changed on purpose and why; every other column of every
+earlier version is reproduced bit for bit."""
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def changed_since(version: str) -> set[tuple[str, str]]:
+    """The columns some version after `version` (up to the current one) changed on purpose."""
+    return {c for v, (cols, _) in CHANGED_IN.items()
+            if _key(version) < _key(v) <= _key(sim.ENGINE_VERSION) for c in cols}
 
 
 def _enc(v: Any) -> bytes:
@@ -114,13 +134,14 @@ def fingerprint(res: sim.SimResult) -> dict[str, Any]:
     return {"schema": schema, "tables": cols}
 
 
-def legacy_view(res: sim.SimResult, legacy: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-    """The digests of the columns a 0.1.0 capture has, NULL read as NaN where listed."""
+def legacy_view(res: sim.SimResult, legacy: dict[str, dict[str, str]], version: str) -> dict[str, dict[str, str]]:
+    """The digests of the columns an earlier version's capture has (NULL read as NaN where a
+    0.1.0 column was NaN)."""
     out: dict[str, dict[str, str]] = {}
     for t, cols in outputs(res).items():
         for c in legacy.get(t, {}):
             values = cols[c]
-            if (t, c) in NULL_WAS_NAN:
+            if version == "0.1.0" and (t, c) in NULL_WAS_NAN:
                 values = [float("nan") if v is None else v for v in values]
             out.setdefault(t, {})[c] = column_digest(values)
     return out
@@ -135,14 +156,31 @@ def results() -> dict[str, sim.SimResult]:
     return {name: sim.run(**kw) for name, kw in REFERENCE.items()}
 
 
-def test_results_are_bit_identical_to_the_engine_before_its_reshape(results):
-    old = _stored()["versions"]["0.1.0"]["configs"]
+@pytest.mark.parametrize("version", ["0.1.0", "0.2.0"])
+def test_results_are_bit_identical_to_earlier_engines_except_the_listed_changes(results, version):
+    """0.1.0 is the engine before its reshape; each later version may change only its CHANGED_IN."""
+    old = _stored()["versions"][version]["configs"]
     assert set(old) <= set(REFERENCE)
+    allowed = changed_since(version)
     for name, captured in old.items():
-        view = legacy_view(results[name], captured["tables"])
+        view = legacy_view(results[name], captured["tables"], version)
         for table, cols in captured["tables"].items():
-            changed = [c for c, d in cols.items() if view[table][c] != d]
-            assert not changed, f"{name}: {table} columns differ from engine 0.1.0: {changed}"
+            changed = [c for c, d in cols.items() if view[table][c] != d and (table, c) not in allowed]
+            assert not changed, f"{name}: {table} columns differ from engine {version}: {changed}"
+
+
+def test_the_listed_changes_did_change_something(results):
+    """Each CHANGED_IN entry is real: some reference config's column differs from the version before."""
+    versions = sorted(_stored()["versions"], key=_key)
+    for v, (cols, why) in CHANGED_IN.items():
+        if _key(v) > _key(sim.ENGINE_VERSION):
+            continue
+        before = versions[versions.index(v) - 1]
+        old = _stored()["versions"][before]["configs"]
+        differs = {(t, c) for name, cap in old.items()
+                   for t, c_d in legacy_view(results[name], cap["tables"], before).items()
+                   for c, d in c_d.items() if d != cap["tables"][t][c]}
+        assert cols & differs, f"{v} lists {sorted(cols)} as changed ({why}) but none differs from {before}"
 
 
 def test_fingerprints_match_the_engine_version(results):
