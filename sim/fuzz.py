@@ -67,7 +67,7 @@ def values(spec: dict[str, Any], rng: random.Random) -> tuple[list[Any], list[An
     if kind in ("int", "float") and b:
         lo, hi, integer = b
         inside = math.exp(rng.uniform(math.log(max(lo, 1e-3)), math.log(max(hi, 1e-3) + 1)))
-        as_type = (lambda x: int(x)) if integer else float  # noqa: E731
+        as_type = (lambda x: int(x)) if integer else float
         good += [as_type(lo), as_type(hi), as_type(min(max(inside, lo), hi))]
         bad += [as_type(lo - 1), as_type(hi * 10), True] + ([1.5, 2**63, -(2**63) - 1] if integer else [])
     elif kind == "bool":
@@ -101,7 +101,7 @@ def _base(rng: random.Random) -> dict[str, Any]:
 
 
 def _topology(rng: random.Random) -> dict[str, Any]:
-    link = lambda: {k: v for k, v in dict(rate_mbps=rng.choice([None, 0.0, 0.001, 5.0, -1.0, 1e8]),  # noqa: E731
+    link = lambda: {k: v for k, v in dict(rate_mbps=rng.choice([None, 0.0, 0.001, 5.0, -1.0, 1e8]),
                                             delay_ms=rng.choice([None, 0.0, 5.0, -1.0, 1e7]),
                                             buffer_pkts=rng.choice([None, 0, 10, -3, 2**63])).items()
                     if v is not None or rng.random() < 0.2}
@@ -182,7 +182,7 @@ def run_one(cfg: dict[str, Any], keys: list[str], limit_s: float) -> Outcome:
         msg = str(e)
         named = re.match(r"^[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*: ", msg) and "\n" not in msg
         return Outcome(cfg, "refused" if named else "failure", msg if named else f"unnamed refusal: {msg!r}", keys)
-    except BaseException as e:  # noqa: BLE001 - a panic (PanicException) is a BaseException
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
         return Outcome(cfg, "failure", f"{type(e).__name__}: {e}", keys)

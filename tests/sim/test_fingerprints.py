@@ -75,8 +75,8 @@ intended difference; compared with NULL read as NaN)."""
 _UTILIZATION = {("summary", "utilization"), ("summary", "effective_utilization"), ("timeseries", "utilization"),
                 ("links", "utilization")}
 CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
-    "0.3.0": (_UTILIZATION, "utilization is busy time over elapsed time: a transmission straddling the end "
-                            "of warm-up or of a sample is split, so no interval exceeds 1 (issue 13, D7)"),
+    "0.3.0": (_UTILIZATION, ("utilization is busy time over elapsed time: a transmission straddling the end "
+                             "of warm-up or of a sample is split, so no interval exceeds 1 (issue 13, D7)")),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""
