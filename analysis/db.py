@@ -3,6 +3,7 @@ stored results (reports and plots read through them, so they work on any stored 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import duckdb
@@ -26,9 +27,16 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS) -> duckdb.DuckDBPyConnect
     store = Store(str(results_dir))
     con = duckdb.connect()
     for table in TABLES:
-        if store.files(table) and "://" not in str(results_dir):
-            glob = f"{store.root}/{table}/**/*.parquet"
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true, "
+        files = store.files(table)
+        bad = set(store.unreadable(table)) if files else set()
+        for path in sorted(bad):
+            print(f"warning: skipping {path}: not a readable Parquet file (the next sweep on this results_dir "
+                  "moves it to quarantine/)", file=sys.stderr)
+        files = [f for f in files if f not in bad]
+        if files and "://" not in str(results_dir):
+            # A view cannot take parameters: the paths (our own listing) are quoted as SQL strings.
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "
                         "union_by_name = true)")
         else:
             empty = SCHEMAS[table].empty_table()

@@ -10,13 +10,15 @@ from omegaconf import DictConfig, OmegaConf
 
 import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (registers the plugins' configs)
 import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
-from sweeps.precheck import precheck
+from sweeps.precheck import CONF_DIR, precheck
 from sweeps.schema import register
 
 register()
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+# An absolute directory: a relative one is resolved against the calling module, which differs
+# between `python -m sweeps` and the `buffersweep` console script.
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     """Single run (no -m): the composed config is one job, run in this process."""
     from sweeps.launch import OneJob, run_sweep
@@ -27,6 +29,11 @@ def main(cfg: DictConfig) -> None:
     run_sweep(OneJob(job, list(HydraConfig.get().overrides.task)), cfg, inline=True)
 
 
+def cli() -> None:
+    """The `buffersweep` console script (= `python -m sweeps`)."""
+    sys.argv[1:] = precheck(sys.argv[1:])
+    main()  # `buffersweep -sc install=bash` registers Hydra's completion for `buffersweep` itself
+
+
 if __name__ == "__main__":
-    precheck(sys.argv[1:])
-    main()
+    cli()

@@ -8,6 +8,8 @@ tracking, so a cluster needs no shared filesystem.
 
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import json
 import time
@@ -25,8 +27,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim.result import config_row
 from sweeps.errors import UsageError, exit_usage
-from sweeps.schema import RunSpec, build_spec
-from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store
+from sweeps.schema import OPERATIONAL, RunSpec, build_spec
+from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
 from sweeps.worker import Job, JobResult, run_batch
 
 FLUSH_EVERY_S = 2.0
@@ -54,10 +56,6 @@ class OneJob:
 
     def swept(self) -> dict[str, list[Any]]:
         return {}
-
-
-OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir")
-"""Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity."""
 
 
 def sweep_id_of(name: str | None, grid: JobSource) -> str:
@@ -196,14 +194,26 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
         exit_usage("empty grid: a sweep axis has no values")
     run_ids = _validate(grid)
     store = Store(s["results_dir"])
-    try:
-        store.check_writable()
-    except OSError as e:
-        exit_usage(f"results_dir: cannot write to {s['results_dir']!r} ({e.strerror or e}); give a writable directory")
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(store.writer_lock())
+            store.check_writable()
+        except StoreLocked as e:
+            exit_usage(f"results_dir: {e}; wait for it to finish, or give another results_dir")
+        except OSError as e:
+            exit_usage(f"results_dir: cannot write to {s['results_dir']!r} ({e.strerror or e}); "
+                       "give a writable directory")
+        return _run_locked(grid, s, store, run_ids, console, inline)
 
+
+def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[str], console: Console,
+                inline: bool) -> list:
+    """The sweep proper, with the results_dir's writer lock held."""
+    n = len(grid)
     name = s.get("name") or s["job_name"]
     sweep_id = sweep_id_of(name, grid)
-    store.recover()
+    for src, dest in store.recover():
+        console.print(f"[yellow]warning: {src} is not a readable Parquet file; moved to {dest}")
     stored = store.dedupe()
     force = bool(s.get("force"))
     seen: set[str] = set()

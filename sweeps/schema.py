@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import math
 import typing
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
@@ -143,6 +144,9 @@ SweepConfig = dataclasses.make_dataclass(
 """The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
 SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name")
+OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir")
+"""Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity,
+and not sweepable."""
 """Run parameters that are not engine fields but are recorded with every run."""
 
 
@@ -166,8 +170,8 @@ def _sweep_types(cls: type, prefix: str = "") -> dict[str, Any]:
 
 SWEEP_TYPES: dict[str, Any] = _sweep_types(SweepKeys)
 """The sweep's own keys (dotted) -> their Python types."""
-KNOWN_KEYS: list[str] = sorted(set(leaf_keys()) | set(SWEEP_TYPES))
-"""Every key a job may set (`.N` for a list index)."""
+KNOWN_KEYS: list[str] = sorted(set(leaf_keys()) | set(SWEEP_TYPES) | set(SECTIONS) | {"experiment"})
+"""Every key a job may set (`.N` for a list index), the sections and the preset group."""
 
 _KIND = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
@@ -179,7 +183,29 @@ def _base(t: Any) -> tuple[Any, bool]:
     return t, False
 
 
+_SWEEP_CHECKS: dict[str, tuple[Any, str]] = {
+    "buffer_scale": (lambda v: 0 < v <= 1e6, "> 0 and <= 1e6"),
+    "buffer_theta": (lambda v: 0 < v < 1, "in (0, 1)"),
+    "results_dir": (lambda v: v.strip() != "", "a non-empty path or URI"),
+    "ray.num_cpus": (lambda v: v is None or v >= 1, "null or an integer >= 1"),
+    "ray.batch_size": (lambda v: v >= 0, "an integer >= 0 (0: adaptive)"),
+    "ray.max_in_flight": (lambda v: v >= 0, "an integer >= 0 (0: 4 x CPUs)"),
+    "ray.max_retries": (lambda v: 0 <= v <= 100, "an integer in [0, 100]"),
+}
+"""Ranges of the sweep's own keys (the engine's keys are checked by the engine)."""
+
+
 def _convert_scalar(key: str, base: Any, optional: bool, value: Any) -> Any:
+    out = _convert_type(key, base, optional, value)
+    check = _SWEEP_CHECKS.get(key)
+    if check is not None and not (isinstance(out, float) and math.isnan(out)) and check[0](out):
+        return out
+    if check is not None:
+        raise ValueError(f"{key}: must be {check[1]}, got {value!r}")
+    return out
+
+
+def _convert_type(key: str, base: Any, optional: bool, value: Any) -> Any:
     if value is None:
         if optional:
             return None
@@ -189,9 +215,12 @@ def _convert_scalar(key: str, base: Any, optional: bool, value: Any) -> Any:
             return value
         raise ValueError(f"{key}: must be true or false, got {value!r}")
     if base is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+        if isinstance(value, float) and math.isfinite(value) and value == int(value):
+            # Hydra's structured config refuses a float for an int field, with a multi-line error.
+            raise ValueError(f"{key}: must be an integer, got {value!r} (write {int(value)})")
+        if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{key}: must be an integer, got {value!r}")
-        return int(value)
+        return value
     if base is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{key}: must be a number, got {value!r}")

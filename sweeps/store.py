@@ -17,9 +17,11 @@ may be a local path or a pyarrow filesystem URI (file://, s3://, ...).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -74,9 +76,42 @@ def open_fs(results_dir: str) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), os.path.abspath(results_dir)
 
 
+class StoreLocked(RuntimeError):
+    """Another process is writing to the same results_dir."""
+
+
 class Store:
     def __init__(self, results_dir: str) -> None:
         self.fs, self.root = open_fs(results_dir)
+
+    # -- the writer lock ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Holds an exclusive lock on a local results_dir while a sweep writes to it (recovery,
+        flushes, compaction): a second writer's `recover` would otherwise delete the first's
+        temporary files, and both would run and log the same run_ids. `flock` (not a lock file
+        that must be cleaned up) is released by the kernel when its holder dies, kill -9 included.
+        Object stores have no such lock: their users must not point two sweeps at one prefix.
+        Raises StoreLocked, naming the holder, if another process holds it."""
+        if not isinstance(self.fs, pafs.LocalFileSystem):
+            yield
+            return
+        import fcntl
+
+        os.makedirs(self.root, exist_ok=True)
+        path = f"{self.root}/.writer.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+                raise StoreLocked(f"{self.root} is being written by {holder}") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     # -- paths ------------------------------------------------------------------------------
     def _dir(self, table: str, sweep_id: str) -> str:
@@ -128,9 +163,34 @@ class Store:
         meta = pq.read_schema(self.fs.open_input_file(f.path)).metadata or {}
         return json.loads(meta.get(_REPLACES, b"[]"))
 
-    def recover(self) -> None:
+    def unreadable(self, table: str) -> list[str]:
+        """Paths of the table's Parquet files whose footer cannot be read (truncated, or not
+        Parquet): reading the footer is cheap and is what every reader needs first."""
+        bad = []
+        for f in self._parts(table):
+            try:
+                pq.read_metadata(self.fs.open_input_file(f.path))
+            except (pa.ArrowInvalid, OSError):
+                bad.append(f.path)
+        return bad
+
+    def quarantine(self) -> list[tuple[str, str]]:
+        """Moves unreadable Parquet files out of the datasets into `quarantine/` (same relative
+        path), so that one damaged file blocks neither sweeps nor queries; returns (from, to)."""
+        moved = []
+        for table in TABLES:
+            for path in self.unreadable(table):
+                dest = f"{self.root}/quarantine/{path[len(self.root) + 1:]}"
+                self.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
+                self.fs.move(path, dest)
+                moved.append((path, dest))
+        return moved
+
+    def recover(self) -> list[tuple[str, str]]:
         """Finishes or undoes what a killed sweep left: temporary files, flushes that never got
-        their runs part, and compactions stopped half-way."""
+        their runs part, and compactions stopped half-way; quarantines unreadable files first.
+        Returns the quarantined files (from, to)."""
+        moved = self.quarantine()
         for table in TABLES:
             info = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/{table}", recursive=True,
                                                            allow_not_found=True))
@@ -156,6 +216,7 @@ class Store:
                         self.fs.delete_file(f.path)  # a flush whose runs part was never written
             for name in compacted:
                 self._follow_runs(sweep_id, name)
+        return moved
 
     def _follow_runs(self, sweep_id: str, name: str) -> None:
         """Rewrites the detail tables of a partition into file `name`, keeping the rows of runs

@@ -25,6 +25,12 @@ def snapshot(path):
         (["-m", "buffer_rule=magic"], "buffer_rule", "fixed, bdp, stanford, enachescu"),
         (["-m", "warmup_s=5,50", "duration_s=30"], "warmup_s", "< duration_s"),
         (["-m", "+experiment=nope"], "experiment", "dick_table"),
+        # Audit D9: each of these was accepted, ignored or ended in a traceback.
+        (["-m", "results_dir=/tmp/a,/tmp/b"], "results_dir", "cannot be swept"),
+        (["results_dir="], "results_dir", "non-empty"),
+        (["buffer_scale=-1"], "buffer_scale", "> 0"),
+        (["buffer_pkts=1e3"], "buffer_pkts", "write 1000"),
+        (["ray.num_cpus=-1"], "ray.num_cpus", ">= 1"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, args, key, allowed):
@@ -47,3 +53,16 @@ def test_unwritable_results_dir(tmp_path):
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "results_dir" in lines[0], res.stderr
     assert snapshot(tmp_path) == before
+
+
+def test_a_second_writer_is_refused_before_anything_runs(tmp_path):
+    """Audit D3: two sweeps on one results_dir; the second gets one line and exit 2."""
+    from sweeps.store import Store
+
+    with Store(str(tmp_path / "results")).writer_lock():
+        before = snapshot(tmp_path)
+        res = sweep(tmp_path, "-m", "flows=1,2", "duration_s=2", "warmup_s=1", timeout=60)
+        assert snapshot(tmp_path) == before
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "results_dir" in lines[0] and "being written by pid" in lines[0], res.stderr

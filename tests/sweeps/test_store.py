@@ -8,6 +8,7 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from sweeps.store import FLOWS_TABLE_SCHEMA, LINKS_TABLE_SCHEMA, RUNS_SCHEMA, TIMESERIES_TABLE_SCHEMA, Store
 
@@ -93,3 +94,47 @@ def test_dedupe_keeps_one_row_per_run_id(tmp_path):
     ts = store.read("timeseries", "s1").column("exec_id").to_pylist() + \
         store.read("timeseries", "s2").column("exec_id").to_pylist()
     assert sorted(set(ts)) == ["a-new", "b-again", "c-2"]
+
+
+def test_writer_lock_is_exclusive_and_dies_with_its_holder(tmp_path):
+    """Audit D3: a second sweep's recovery deleted a live sweep's temporary files."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from sweeps.store import StoreLocked
+
+    code = ("import sys, time; from sweeps.store import Store\n"
+            f"with Store({str(tmp_path)!r}).writer_lock():\n    print('locked', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreLocked, match=f"pid {holder.pid}"), Store(str(tmp_path)).writer_lock():
+            pass
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    with Store(str(tmp_path)).writer_lock():  # the kernel released it with its holder
+        pass
+
+
+def test_a_truncated_file_is_named_skipped_and_quarantined(tmp_path, capsys):
+    """Audit D4: one truncated Parquet file blocked every sweep and every query."""
+    from analysis.db import connect
+
+    store = Store(str(tmp_path))
+    store.flush("s1", *batch(["a", "b"], tag="1"))
+    store.flush("s2", *batch(["c"], tag="2"))
+    victim = next((tmp_path / "timeseries" / "sweep_id=s1").glob("*.parquet"))
+    victim.write_bytes(victim.read_bytes()[:40])
+    con = connect(tmp_path)
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 3
+    assert con.execute("SELECT count(*) FROM timeseries").fetchone()[0] == 3  # s2's rows only
+    assert str(victim) in capsys.readouterr().err
+    moved = store.recover()
+    assert [src for src, _ in moved] == [str(victim)]
+    assert (tmp_path / "quarantine" / "timeseries" / "sweep_id=s1" / victim.name).exists()
+    store.flush("s1", *batch(["d"], tag="3"))  # sweeps go on
+    store.rewrite("s1")
+    assert store.dedupe() == {"a": "ok", "b": "ok", "c": "ok", "d": "ok"}
