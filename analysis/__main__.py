@@ -1,4 +1,5 @@
-"""`python -m analysis sql "SELECT ..."`, `python -m analysis shell`, `python -m analysis reproduce NAME`,
+"""`python -m analysis sql "SELECT ..." [--sweep ID|latest] [--name NAME]`, `python -m analysis shell`,
+`python -m analysis schema [TABLE]`, `python -m analysis reproduce NAME`,
 `python -m analysis crosscheck NAME` (needs ns-2)."""
 
 from __future__ import annotations
@@ -8,11 +9,25 @@ import sys
 
 import duckdb
 
-from analysis.db import DEFAULT_RESULTS, connect
+from analysis.db import DEFAULT_RESULTS, NoResults, column_docs, connect, sweeps_in
+from sweeps.store import TABLES
+
+
+def _connect(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
+    try:
+        return connect(args.results, sweep=getattr(args, "sweep", None), name=getattr(args, "name", None))
+    except NoResults as e:
+        print(f"error: --results: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    con = connect(args.results)
+    con = _connect(args)
+    n = sweeps_in(con)
+    if n > 1 and not (args.sweep or args.name) and "sweep_id" not in args.query and "name" not in args.query:
+        print(f"note: this query spans {n} stored sweeps; narrow it with --sweep latest, --sweep ID, --name NAME "
+              "or WHERE sweep_id = ... (`SELECT sweep_id, name, count(*) FROM runs GROUP BY ALL` lists them)",
+              file=sys.stderr)
     try:
         rel = con.sql(args.query)
     except duckdb.Error as e:
@@ -81,7 +96,21 @@ def _write(table, fmt: str, out: str | None) -> None:
 def cmd_shell(args: argparse.Namespace) -> int:
     from analysis.shell import Shell
 
-    Shell(connect(args.results)).cmdloop()
+    Shell(_connect(args)).cmdloop()
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    for name in [args.table] if args.table else list(TABLES):
+        table = Table(title=f"{name}", title_justify="left")
+        for col in ("column", "type", "unit", "meaning"):
+            table.add_column(col, overflow="fold")
+        for row in column_docs(name):
+            table.add_row(*row)
+        Console(width=160).print(table)
     return 0
 
 
@@ -115,10 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--results", default=DEFAULT_RESULTS)
     q.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     q.add_argument("--out")
+    for parser in (q, s := sub.add_parser("shell", help="interactive DuckDB session with the same views")):
+        parser.add_argument("--sweep", help="only this sweep_id, or 'latest'")
+        parser.add_argument("--name", help="only the sweeps of this experiment preset")
     q.set_defaults(fn=cmd_sql)
-    s = sub.add_parser("shell", help="interactive DuckDB session with the same views")
     s.add_argument("--results", default=DEFAULT_RESULTS)
     s.set_defaults(fn=cmd_shell)
+    d = sub.add_parser("schema", help="every column of the results tables, with its unit and meaning")
+    d.add_argument("table", nargs="?", choices=TABLES)
+    d.set_defaults(fn=cmd_schema)
     r = sub.add_parser("reproduce", help="reproduce a paper's figure or table")
     r.add_argument("name")
     r.add_argument("--results", default=DEFAULT_RESULTS)

@@ -21,9 +21,40 @@ def ok_run_values(results_dir: str | Path, run_ids: list[str], *columns: str) ->
     return {r[0]: r[1:] for r in rows}
 
 
-def connect(results_dir: str | Path = DEFAULT_RESULTS) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets.
-    Tables without files yet are empty views with the documented schema."""
+class NoResults(FileNotFoundError):
+    """results_dir does not exist."""
+
+
+def column_docs(table: str) -> list[tuple[str, str, str, str]]:
+    """(column, type, unit, meaning) of a results table, from its Arrow field metadata."""
+    out = []
+    for f in SCHEMAS[table]:
+        meta = f.metadata or {}
+        out.append((f.name, str(f.type), meta.get(b"unit", b"").decode(), meta.get(b"doc", b"").decode()))
+    if table != "runs":
+        return out
+    return out + [("sweep_id", "string", "", "the sweep (hive partition): same grid and name = same sweep_id")]
+
+
+def _comment_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """DuckDB column comments from the Arrow metadata: `duckdb_columns()` then documents them."""
+    present = {r[0] for r in con.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{table}'")
+               .fetchall()}
+    for name, _, unit, doc in column_docs(table):
+        if name in present and doc:
+            text = (f"[{unit}] " if unit else "") + doc
+            con.execute(f"COMMENT ON COLUMN {table}.{name} IS '" + text.replace("'", "''") + "'")
+
+
+def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
+            name: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets,
+    limited to one sweep (`sweep`: an id or "latest") or one preset's sweeps (`name`) if given.
+    Tables without files yet are empty views with the documented schema. Raises NoResults if a
+    local results_dir does not exist."""
+    if "://" not in str(results_dir) and not Path(results_dir).is_dir():
+        raise NoResults(f"no results at {Path(results_dir).resolve()}: run a sweep first, or point at its "
+                        "results_dir")
     store = Store(str(results_dir))
     con = duckdb.connect()
     for table in TABLES:
@@ -42,4 +73,30 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS) -> duckdb.DuckDBPyConnect
             empty = SCHEMAS[table].empty_table()
             con.register(f"_{table}_empty", empty)
             con.execute(f"CREATE VIEW {table} AS SELECT *, NULL::VARCHAR AS sweep_id FROM _{table}_empty")
+    if sweep or name:
+        _restrict(con, sweep, name)
+    for table in TABLES:
+        _comment_columns(con, table)
     return con
+
+
+def _restrict(con: duckdb.DuckDBPyConnection, sweep: str | None, name: str | None) -> None:
+    """Re-points every view at the chosen sweeps: `sweep` (an id, or "latest": the sweep whose
+    last run started last) and/or `name` (a preset's name)."""
+    if sweep == "latest":
+        rows = con.sql("SELECT sweep_id FROM runs GROUP BY sweep_id ORDER BY max(started_at) DESC LIMIT 1").fetchall()
+        sweep = rows[0][0] if rows else ""
+    where = []
+    if sweep:
+        where.append("sweep_id = '" + sweep.replace("'", "''") + "'")
+    if name:
+        where.append("name = '" + name.replace("'", "''") + "'")
+    ids = [r[0] for r in con.execute(f"SELECT DISTINCT sweep_id FROM runs WHERE {' AND '.join(where)}").fetchall()]
+    listed = ", ".join("'" + i.replace("'", "''") + "'" for i in ids) or "NULL"
+    for table in TABLES:
+        con.execute(f"ALTER VIEW {table} RENAME TO _all_{table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _all_{table} WHERE sweep_id IN ({listed})")
+
+
+def sweeps_in(con: duckdb.DuckDBPyConnection) -> int:
+    return con.sql("SELECT count(DISTINCT sweep_id) FROM runs").fetchall()[0][0]

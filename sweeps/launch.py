@@ -176,13 +176,14 @@ def _keyed(t: pa.Table, run_id: str, exec_id: str) -> pa.Table:
 
 def _ray_init(ray_cfg: dict[str, Any]) -> bool:
     """Starts an embedded local Ray, or attaches to `ray.address`. Returns True if we started it."""
-    import ray
-
     from sweeps.raycfg import init_kwargs
+
+    kwargs = init_kwargs(ray_cfg)  # before Ray is imported: it sets how Ray picks its address
+    import ray
 
     if ray.is_initialized():
         return False
-    ray.init(**init_kwargs(ray_cfg))
+    ray.init(**kwargs)
     return True
 
 

@@ -38,28 +38,40 @@ TABLES = ("runs", *DETAIL_TABLES)
 _ARROW = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
 
 
+def _doc(unit: str, doc: str) -> dict[bytes, bytes]:
+    return {b"unit": unit.encode(), b"doc": doc.encode()}
+
+
+_SWEEP_DOCS = {
+    "buffer_rule": "how buffer_pkts was set: fixed, bdp (RTT x C), stanford (RTT x C / sqrt(N)) or enachescu",
+    "buffer_scale": "the multiplier applied to the buffer rule",
+    "buffer_theta": "target effective utilization of the enachescu rule",
+    "name": "the experiment preset's name (NULL for an ad-hoc sweep)",
+}
+
+
 def _sweep_field(key: str) -> pa.Field:
     t = SWEEP_TYPES[key]
     base = next((a for a in getattr(t, "__args__", ()) if a is not type(None)), t)
-    return pa.field(key, _ARROW[base])
+    return pa.field(key, _ARROW[base], metadata=_doc("", _SWEEP_DOCS[key]))
 
 
 RUN_META = pa.schema([
-    ("run_id", pa.string()),  # hash of the resolved engine config + engine version
-    ("exec_id", pa.string()),  # one execution of a run (reruns of a run_id get new ones)
-    ("status", pa.string()),  # ok | failed
-    ("error", pa.string()),
-    ("traceback", pa.string()),
-    ("attempt", pa.int64()),  # 0 = first try; >0 = resubmitted after its worker or node died
-    ("node_id", pa.string()),
-    ("started_at", pa.timestamp("ms", tz="UTC")),
-    ("job_wall_s", pa.float64()),  # the whole job in the worker (engine wall_s is the simulation)
-    ("job_index", pa.int64()),
-    ("overrides", pa.string()),  # the job's Hydra overrides
+    pa.field("run_id", pa.string(), metadata=_doc("", "hash of the resolved engine config and ENGINE_VERSION")),
+    pa.field("exec_id", pa.string(), metadata=_doc("", "one execution of a run (a rerun of a run_id gets a new one)")),
+    pa.field("status", pa.string(), metadata=_doc("", "ok or failed")),
+    pa.field("error", pa.string(), metadata=_doc("", "the failure's one-line message (NULL if ok)")),
+    pa.field("traceback", pa.string(), metadata=_doc("", "the failure's traceback (NULL if ok)")),
+    pa.field("attempt", pa.int64(), metadata=_doc("", "0 = first try; > 0 = resubmitted after its worker or node died")),
+    pa.field("node_id", pa.string(), metadata=_doc("", "the Ray node that ran it")),
+    pa.field("started_at", pa.timestamp("ms", tz="UTC"), metadata=_doc("", "when the job started (UTC)")),
+    pa.field("job_wall_s", pa.float64(), metadata=_doc("s", "the whole job in its worker (the engine's own is wall_s)")),
+    pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in its sweep's grid")),
+    pa.field("overrides", pa.string(), metadata=_doc("", "the job's Hydra overrides")),
 ] + [_sweep_field(k) for k in SWEEP_ONLY_KEYS])
 RUNS_SCHEMA = pa.schema(list(RUN_META) + list(SUMMARY_SCHEMA))
 """The `runs` table (the sweep_id partition column is added by the dataset layout)."""
-_KEYS = [pa.field("run_id", pa.string()), pa.field("exec_id", pa.string())]
+_KEYS = [RUN_META.field("run_id"), RUN_META.field("exec_id")]
 TIMESERIES_TABLE_SCHEMA = pa.schema(_KEYS + list(TIMESERIES_SCHEMA))
 FLOWS_TABLE_SCHEMA = pa.schema(_KEYS + list(FLOWS_SCHEMA))
 LINKS_TABLE_SCHEMA = pa.schema(_KEYS + list(LINKS_SCHEMA))

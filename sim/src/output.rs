@@ -143,7 +143,8 @@ crate::table! {
     /// figures are the bottleneck's (`bottleneck_link`; every link is in `links`); per-flow
     /// figures are the long flows'.
     pub struct Summary as "summary" {
-        /// Bits sent on the bottleneck / (its capacity x measured time).
+        /// Time the bottleneck spent transmitting / measured time (a transmission straddling the
+        /// end of warm-up counts for its part inside).
         utilization: f64, unit "1";
         /// New in-order data delivered to the long flows' receivers.
         goodput_mbps: f64, unit "Mb/s";
@@ -212,7 +213,7 @@ crate::table! {
         time_s: f64, unit "s";
         /// The link (a link_id of the links table).
         link_id: i64, unit "";
-        /// Bits the link sent in the interval / (its capacity x the interval).
+        /// Time the link spent transmitting in the interval / the interval.
         utilization: f64, unit "1";
         /// New in-order data delivered to the receivers of the flows crossing the link.
         goodput_mbps: f64, unit "Mb/s";
@@ -280,7 +281,7 @@ crate::table! {
         buffer_pkts: f64, unit "pkts";
         /// Long flows crossing the link.
         flows: i64, unit "count";
-        /// Bits sent / (capacity x measured time).
+        /// Time spent transmitting / measured time.
         utilization: f64, unit "1";
         /// Drops / arrivals in the measured window.
         loss_rate: f64, unit "1";

@@ -67,13 +67,61 @@ def test_output_formats(results, tmp_path):
 
 
 def test_empty_results_dir_has_empty_views(tmp_path):
-    con = analysis.db.connect(tmp_path / "nothing")
-    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    con = analysis.db.connect(tmp_path)
+    assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 0
     assert "utilization" in [d[0] for d in con.execute("SELECT * FROM runs").description]
+
+
+def test_a_missing_results_dir_is_an_error(tmp_path):
+    with pytest.raises(analysis.db.NoResults):
+        analysis.db.connect(tmp_path / "nothing")
+    res = analysis_cli("sql", "SELECT count(*) FROM runs", "--results", str(tmp_path / "nothing"))
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and "no results at" in lines[0], res.stderr
+
+
+def test_avg_is_never_nan(results):
+    """NULL, not NaN, where a metric does not apply (no short flows here), so avg() works."""
+    con = analysis.db.connect(results)
+    cols = [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs' "
+                                      "AND data_type = 'DOUBLE'").fetchall()]
+    assert "short_afct_ms" in cols
+    avgs = con.execute("SELECT " + ", ".join(f"avg({c})" for c in cols) + " FROM runs").fetchall()[0]
+    assert not [c for c, v in zip(cols, avgs) if v is not None and v != v], "NaN averages"
+    assert avgs[cols.index("short_afct_ms")] is None
+
+
+def test_schema_documents_every_column(results):
+    from sweeps.store import RUNS_SCHEMA
+
+    res = analysis_cli("schema", "runs")
+    assert res.returncode == 0, res.stderr
+    assert all(f.name in res.stdout for f in RUNS_SCHEMA) and "Mb/s" in res.stdout
+    con = analysis.db.connect(results)
+    comments = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'")
+                    .fetchall())
+    assert comments["utilization"].startswith("[1] Time the bottleneck spent transmitting")
+    assert not [c for c, text in comments.items() if not text], "undocumented columns"
+
+
+def test_filters_by_sweep_and_name_and_warns_across_sweeps(results, tmp_path):
+    import shutil
+
+    results = shutil.copytree(results, tmp_path / "results")  # the module's results stay one sweep
+    one = sweep(tmp_path, "flows=2", "duration_s=2", "warmup_s=1", "mlflow.enabled=false", results_dir=results)
+    assert one.returncode == 0, one.stderr
+    q = "SELECT count(*) AS n FROM runs"
+    spans = analysis_cli("sql", q, "--results", str(results))
+    assert "spans 2 stored sweeps" in spans.stderr and "(1 rows)" in spans.stdout
+    latest = analysis_cli("sql", q, "--results", str(results), "--sweep", "latest", "--format", "json")
+    assert json.loads(latest.stdout) == [{"n": 1}] and latest.stderr == ""
+    smoke = analysis_cli("sql", q, "--results", str(results), "--name", "smoke", "--format", "json")
+    assert json.loads(smoke.stdout) == [{"n": 8}]
 
 
 def test_shell_runs_statements(results):
     res = subprocess.run([sys.executable, "-m", "analysis", "shell", "--results", str(results)],
-                         input="SELECT count(*) AS n\nFROM runs;\n.quit\n", capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                         input="SELECT count(*) AS n\nFROM runs;\n.tables\n.schema links\n.quit\n", capture_output=True,
+                         text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert res.returncode == 0 and "8" in res.stdout
+    assert "timeseries" in res.stdout and "[Mb/s] Capacity." in res.stdout  # .tables and .schema
