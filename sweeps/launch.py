@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 
 import hashlib
+import itertools
 import json
 import time
 import uuid
@@ -187,12 +188,56 @@ def _ray_init(ray_cfg: dict[str, Any]) -> bool:
     return True
 
 
+CONFIRM_ABOVE = 10_000
+"""Grids larger than this are confirmed first (`confirm=false` or `--yes` skips it)."""
+
+
+def _estimate_s(grid: JobSource, n: int, cpus: int) -> float:
+    """A rough run time from the first 100 jobs' link capacity x duration at ~3 M packets per
+    second per core (the engine's speed on the papers' settings, README "Speed")."""
+    pkts = []
+    for _, _, job in itertools.islice(grid.jobs(), 100):
+        pkts.append(float(job.get("core_mbps") or 0) * 1e6 / 8 / float(job.get("pkt_bytes") or 1000)
+                    * float(job.get("duration_s") or 0))
+    return n * (sum(pkts) / max(len(pkts), 1)) / 3e6 / max(cpus, 1)
+
+
+def _confirm(grid: JobSource, n: int, s: dict[str, Any], console: Console) -> None:
+    import os
+    import sys
+
+    cpus = s["ray"].get("num_cpus") or os.cpu_count() or 1
+    hours = _estimate_s(grid, n, cpus) / 3600
+    what = f"{n:,} jobs, roughly {hours:,.1f} h on {cpus} local cores (less on a cluster)"
+    if not sys.stdin.isatty():
+        exit_usage(f"grid: {what}; confirm with confirm=false (or --yes) to run it")
+    console.print(f"This grid has {what}.")
+    if console.input("Run it? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise SystemExit(1)
+
+
+def _check_services(s: dict[str, Any], inline: bool) -> None:
+    """One line and exit 2 within seconds if Ray's address or MLflow's server cannot be reached."""
+    from sweeps.reach import check_mlflow, check_ray
+
+    address = s["ray"].get("address")
+    if address and not inline:
+        check_ray(address)
+    if s["mlflow"]["enabled"]:
+        from sweeps.tracking import tracking_uri
+
+        check_mlflow(tracking_uri(s["mlflow"]["tracking_uri"]))
+
+
 def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list:
     s = _settings(config)
     console = Console(stderr=True, soft_wrap=True)
     n = len(grid)
     if n == 0:
         exit_usage("empty grid: a sweep axis has no values")
+    if n > CONFIRM_ABOVE and s.get("confirm", True):
+        _confirm(grid, n, s, console)
+    _check_services(s, inline)
     run_ids = _validate(grid)
     store = Store(s["results_dir"])
     with contextlib.ExitStack() as held:
@@ -228,7 +273,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
         seen.add(rid)
 
     tracker = None
-    if s["mlflow"]["enabled"]:
+    if s["mlflow"]["enabled"] and todo:  # a fully cached sweep has nothing to log
         from sweeps.tracking import Tracker, tracking_uri
 
         tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
@@ -278,6 +323,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
                 for job, spec, overrides in pending_jobs():
                     collect(run_batch([job], 0), {job.index: (spec, overrides)}, 0)
             elif todo:
+                console.print("starting Ray..." if not s["ray"].get("address") else "attaching to Ray...")
                 started_ray = _ray_init(s["ray"])
                 ray_s = time.monotonic() - t_start
                 t_start = time.monotonic()

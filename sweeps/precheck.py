@@ -62,6 +62,8 @@ def _check_presets(names: list[str], multirun: bool) -> None:
 
 
 def precheck(argv: list[str]) -> list[str]:
+    if "--yes" in argv or "-y" in argv:  # ours, not Hydra's: confirm a big grid up front
+        argv = [a for a in argv if a not in ("--yes", "-y")] + ["confirm=false"]
     args = get_args_parser().parse_args(argv)
     modes = [m for m, on in (("--multirun", args.multirun), ("--cfg", args.cfg), ("--info", args.info),
                              ("--shell-completion", args.shell_completion), ("--run", args.run)) if on]

@@ -131,6 +131,8 @@ class SweepKeys:
     results_dir: str = "results"
     force: bool = False
     """Rerun (and replace) runs already stored."""
+    confirm: bool = True
+    """Ask before running a grid of more than 10,000 jobs (refuse when not on a terminal)."""
     mlflow: MlflowConf = field(default_factory=MlflowConf)
     ray: RayConf = field(default_factory=RayConf)
     debug: DebugConf = field(default_factory=DebugConf)
@@ -144,7 +146,7 @@ SweepConfig = dataclasses.make_dataclass(
 """The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
 SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name")
-OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir")
+OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir", "confirm")
 """Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity,
 and not sweepable."""
 """Run parameters that are not engine fields but are recorded with every run."""

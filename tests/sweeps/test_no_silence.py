@@ -1,0 +1,47 @@
+"""Nothing silent (issue 13): an unreachable Ray or MLflow, and a grid too big to start
+unasked, each end in one line and exit 2 within seconds, before anything is written."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens on it once closed
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-m", "flows=1,2", "ray.address=127.0.0.1:{port}"], ["ray.address", "cannot reach"]),
+    (["flows=1", "mlflow.tracking_uri=http://127.0.0.1:{port}"], ["mlflow.tracking_uri", "cannot reach"]),
+    (["-m", "flows=range(1,101)", "buffer_pkts=range(1,101)", "seed=range(0,100)"], ["1,000,000 jobs", "confirm"]),
+])
+def test_fails_fast_in_one_line(tmp_path, args, words):
+    port = _free_port()
+    t0 = time.monotonic()
+    # Not tests.sweeps.helpers.sweep: it sets its own mlflow.tracking_uri.
+    res = subprocess.run([sys.executable, "-m", "sweeps", *[a.format(port=port) for a in args],
+                          f"results_dir={tmp_path / 'results'}"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                              MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}"))
+    took = time.monotonic() - t0
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert all(w in lines[0] for w in words), lines[0]
+    assert took < 15, f"took {took:.1f} s"
+    assert not (tmp_path / "results").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_yes_confirms_a_big_grid():
+    from sweeps.precheck import precheck
+
+    assert precheck(["-m", "flows=1,2", "--yes"]) == ["-m", "flows=1,2", "confirm=false"]
