@@ -14,6 +14,7 @@ $(BIN)/python:
 
 # Re-installs when the Rust sources or the dependency pins change (pip rebuilds the extension).
 $(STAMP): $(BIN)/python pyproject.toml $(RUST_SRC)
+	@echo "installing dependencies and building the Rust engine (about 3 minutes on 2 cores the first time)..."
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 

@@ -448,6 +448,26 @@ def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
         tracker.submit(r, by_exec.get(r["exec_id"], {}))
 
 
+ONE_RUN_METRICS = ("utilization", "goodput_mbps", "loss_rate", "mean_queue_pkts", "p99_queue_pkts",
+                   "mean_queue_delay_ms", "jain_fairness", "timeouts", "fast_retransmits", "wall_s")
+"""What a single run prints (every metric is in the runs table)."""
+
+
+def _one_run_table(console: Console, store: Store, sweep_id: str) -> None:
+    from rich.table import Table
+
+    rows = [r for r in store.read("runs", sweep_id).to_pylist() if r["status"] == "ok"]
+    if not rows:
+        return
+    table = Table(title="run summary", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in ONE_RUN_METRICS:
+        v = rows[-1].get(key)
+        table.add_row(key, "NULL" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v))
+    console.print(table)
+
+
 def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, interrupted: bool,
              swept: set[str]) -> None:
     state = "interrupted" if interrupted else ("finished with failures" if counts.failed else "finished")
@@ -459,4 +479,6 @@ def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, inte
         for r in failed:
             point = " ".join(o for o in r["overrides"].split() if o.lstrip("+").split("=")[0] in swept)
             console.print(f"  failed: {point or r['overrides']}: {r['error']}")
+    if counts.total == 1 and counts.ok + counts.cached == 1:
+        _one_run_table(console, store, sweep_id)
     console.print(f"results: {store.root}  (python -m analysis sql \"SELECT ... FROM runs\")")

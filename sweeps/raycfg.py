@@ -38,7 +38,8 @@ def init_kwargs(ray_cfg: dict[str, Any]) -> dict[str, Any]:
         # An existing cluster (a Ray job's driver has RAY_ADDRESS set): attach only.
         return {"address": address, "log_to_driver": True}
     _loopback_only()
-    kwargs: dict[str, Any] = {"log_to_driver": True, "include_dashboard": False}
+    # WARNING: Ray's INFO lines ("Started a local Ray instance") would cut into the progress bar.
+    kwargs: dict[str, Any] = {"log_to_driver": True, "include_dashboard": False, "logging_level": "WARNING"}
     if ray_cfg.get("num_cpus"):
         kwargs["num_cpus"] = ray_cfg["num_cpus"]
     # Workers import the project from its source tree (editable install) on this machine; a

@@ -58,8 +58,12 @@ def _sqlite_wal(uri: str) -> None:
 
 class Tracker:
     def __init__(self, uri: str, experiment: str, sweep_id: str, swept: set[str] = frozenset()) -> None:
+        import logging
+
         from mlflow.tracking import MlflowClient
 
+        # MLflow's INFO lines (creating the database tables...) would cut into the progress bar.
+        logging.getLogger("mlflow").setLevel(logging.WARNING)
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.swept = {column_of(k) for k in swept}
