@@ -277,7 +277,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
         from sweeps.tracking import Tracker, tracking_uri
 
         tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
-                          set(grid.swept()))
+                          list(grid.swept()), n_jobs=n)
         _backfill(store, sweep_id, tracker)
 
     buffer = ResultBuffer(keep_timeseries_lists=tracker is not None)
@@ -342,9 +342,13 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
         store.rewrite(sweep_id)
     if tracker is not None:
         console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
-        tracker.close(failed=counts.failed > 0 or interrupted)
+        tracker.close(failed=counts.failed > 0 or interrupted,
+                      sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - t_start))
         for err in tracker.errors[:3]:
             console.print(f"[yellow]mlflow: {err}")
+        runs_url, compare_url = tracker.urls()
+        console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
+                      f"  compare this sweep's runs: {compare_url}")
     executed = counts.ok + counts.failed
     if executed:
         t_all = time.monotonic() - t_start
@@ -466,6 +470,14 @@ def _one_run_table(console: Console, store: Store, sweep_id: str) -> None:
         v = rows[-1].get(key)
         table.add_row(key, "NULL" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v))
     console.print(table)
+
+
+def _sweep_metrics(store: Store, sweep_id: str, counts: Counts, wall_s: float) -> dict[str, float | None]:
+    """The parent run's metrics: what ran, how long, and the range of bottleneck utilization."""
+    runs = store.read("runs", sweep_id).select(["utilization", "status"]).to_pylist()
+    util = [r["utilization"] for r in runs if r["status"] == "ok" and r["utilization"] is not None]
+    return {"runs_ok": counts.ok, "runs_failed": counts.failed, "runs_cached": counts.cached, "wall_s": wall_s,
+            "best_utilization": max(util, default=None), "worst_utilization": min(util, default=None)}
 
 
 def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, interrupted: bool,

@@ -13,11 +13,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_STEPS = 20  # time-series points logged as step metrics (ts_*) per run; all are in Parquet
-STEP_METRICS = ("utilization", "queue_mean_pkts")
+STEP_METRICS = ("time_s", "utilization", "goodput_mbps", "arrivals", "drops", "queue_mean_pkts", "queue_max_pkts",
+                "buffer_pkts", "mean_cwnd_pkts")
+"""Every time-series column, logged as ts_<column> with step = the sample's index; ts_time_s holds
+the sample's time, so a chart can plot any ts_ metric against it. The bottleneck link's rows."""
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+"""MLflow 3 opens an experiment on the view its kind names; this one is the runs table (an
+untagged experiment opens on a GenAI traces overview that says "No data")."""
 LOGGER_PROCESSES = 2
 
 
@@ -56,8 +63,21 @@ def _sqlite_wal(uri: str) -> None:
             con.close()
 
 
+def parent_name(experiment: str, swept: list[str], n_jobs: int) -> str:
+    """What a sweep's parent run is called: `dick_table: tcp x flows x buffer_scale (96)`."""
+    return f"{experiment}: {' x '.join(swept) or 'one run'} ({n_jobs})"
+
+
+def child_name(row: dict[str, Any], swept: set[str]) -> str:
+    """A child run's name: its values of the swept axes, in command order (`tcp=reno flows=4`)."""
+    point = [o.lstrip("+") for o in (row.get("overrides") or "").split()
+             if column_of(o.lstrip("+").split("=")[0]) in swept]
+    return " ".join(point) or row["run_id"]
+
+
 class Tracker:
-    def __init__(self, uri: str, experiment: str, sweep_id: str, swept: set[str] = frozenset()) -> None:
+    def __init__(self, uri: str, experiment: str, sweep_id: str, swept: list[str] = (), n_jobs: int = 0) -> None:
+        """`swept`: the grid's axes in command order."""
         import logging
 
         from mlflow.tracking import MlflowClient
@@ -73,15 +93,20 @@ class Tracker:
             if uri.startswith("sqlite:///"):
                 # Artifacts next to the database file (MLflow would use ./mlruns of the cwd).
                 location = (Path(uri[len("sqlite:///"):]).parent / "mlruns").as_uri()
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
+            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location,
+                                                               tags=dict([EXPERIMENT_KIND]))
         else:
             self.experiment_id = exp.experiment_id
+            if exp.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
+                self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
         found = self.client.search_runs([self.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}' "
                                         "and tags.buffersweep_role = 'parent'", max_results=1)
+        name = parent_name(experiment, [column_of(k) for k in swept], n_jobs)
         if found:
             self.parent_id = found[0].info.run_id
+            self.client.set_tag(self.parent_id, "mlflow.runName", name)
         else:
-            parent = self.client.create_run(self.experiment_id, run_name=f"sweep {sweep_id}", tags={
+            parent = self.client.create_run(self.experiment_id, run_name=name, tags={
                 "sweep_id": sweep_id, "buffersweep_role": "parent", "command": " ".join(sys.argv),
                 "git_commit": _git_commit()})
             self.parent_id = parent.info.run_id
@@ -127,14 +152,29 @@ class Tracker:
     def submitted(self) -> int:
         return self._submitted
 
-    def close(self, failed: bool) -> None:
+    def close(self, failed: bool, sweep_metrics: dict[str, float] | None = None) -> None:
+        """Waits for the child runs, logs the sweep's own metrics on the parent, and ends it."""
+        from mlflow.entities import Metric
+
         for q in self._queues:
             q.put(None)
         for proc in self._procs:
             proc.join()
         while not self._errors.empty():
             self.errors.append(self._errors.get())
+        now = int(time.time() * 1000)
+        metrics = [Metric(k, float(v), now, 0) for k, v in (sweep_metrics or {}).items() if v is not None]
+        if metrics:
+            self.client.log_batch(self.parent_id, metrics=metrics)
         self.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
+
+    def urls(self, ui: str = "http://127.0.0.1:5000") -> tuple[str, str]:
+        """The runs table of the experiment, and a compare-runs page of this sweep's child runs
+        (MLflow's UI routes: #/experiments/ID/runs and #/compare-runs?runs=[...]&experiments=[...])."""
+        runs = json.dumps(sorted(mlflow_id for mlflow_id, _ in self._logged_runs().values() if mlflow_id)[:100])
+        exps = json.dumps([self.experiment_id])
+        return (f"{ui}/#/experiments/{self.experiment_id}/runs",
+                f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}")
 
 
 def _logger_main(uri: str, experiment_id: str, parent_id: str, swept: set[str], q: Any, errors: Any) -> None:
@@ -187,7 +227,7 @@ class _ChildLogger:
             params = []  # MLflow params are immutable; a run_id's config never changes
             artifact_uri = None
         else:
-            run = self.client.create_run(self.experiment_id, run_name=row["overrides"][:250] or row["run_id"],
+            run = self.client.create_run(self.experiment_id, run_name=child_name(row, self.swept)[:250],
                                          tags={"mlflow.parentRunId": self.parent_id, "run_id": row["run_id"],
                                                "sweep_id": row["sweep_id"], "status": row["status"],
                                                "buffersweep_role": "child"})
@@ -196,10 +236,11 @@ class _ChildLogger:
             params = [Param(k, v) for k, v in self._params(row).items()]
         metrics = [Metric(k, float(row[k]), now, 0) for k in SUMMARY_METRICS
                    if row.get(k) is not None and row[k] == row[k]]
-        n = len(ts.get("time_s", []))
+        rows = [i for i, link in enumerate(ts.get("link_id", [])) if link == ts["link_id"][0]]  # link 0
+        n = len(rows)
         if n:
             stride = max(1, -(-n // MAX_STEPS))
-            for step, i in enumerate(range(stride - 1, n, stride)):
+            for step, i in enumerate(rows[stride - 1::stride]):
                 for k in STEP_METRICS:
                     v = ts[k][i]
                     if v is not None and v == v:

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pyarrow.compute as pc
+import pytest
 
 from tests.conftest import ROOT
 from tests.sweeps.helpers import mlflow_children, runs, sweep
@@ -64,6 +65,20 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     config = json.loads(open(path).read())
     assert config["rtt_ms"] == 100.0 and config["run_id"] == child.data.tags["run_id"]
     assert [m.step for m in client.get_metric_history(child.info.run_id, "ts_utilization")][:3] == [0, 1, 2]
+    # Issue 13: the experiment opens on its runs; names say what was swept; the parent has the
+    # sweep's metrics; every time-series column is logged, with the sample time as ts_time_s.
+    exp = client.get_experiment_by_name("sweeps")
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    parent = client.get_run(child.data.tags["mlflow.parentRunId"])
+    assert parent.info.run_name == "sweeps: tcp x flows x buffer_pkts (8)"
+    assert parent.data.metrics["runs_ok"] == 8 and 0 < parent.data.metrics["worst_utilization"] <= \
+        parent.data.metrics["best_utilization"] <= 1
+    assert {c.info.run_name for c in children} == {f"tcp={v} flows={f} buffer_pkts={b}" for v in ("reno", "paced")
+                                                   for f in (10, 40) for b in (5, 20)}
+    times = [m.value for m in client.get_metric_history(child.info.run_id, "ts_time_s")]
+    assert len(times) == 20 and times == sorted(times) and times[-1] == pytest.approx(20.0)
+    assert {"ts_goodput_mbps", "ts_drops", "ts_mean_cwnd_pkts"} <= set(client.get_run(child.info.run_id).data.metrics)
+    assert "compare-runs?runs=" in first.stderr and f"#/experiments/{exp.experiment_id}/runs" in first.stderr
 
     again = sweep(tmp_path, *GRID, ray_address=ray_head)
     assert again.returncode == 0, again.stderr
