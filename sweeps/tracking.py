@@ -178,10 +178,19 @@ class Tracker:
 
 
 def _logger_main(uri: str, experiment_id: str, parent_id: str, swept: set[str], q: Any, errors: Any) -> None:
-    """The logging process: logs child runs until it receives None."""
+    """The logging process: logs child runs until it receives None, or until the driver that
+    started it is gone (killed with -9, it sends nothing: audit D6 found loggers left running)."""
+    import queue
+
+    driver = os.getppid()
     logger = _ChildLogger(uri, experiment_id, parent_id, swept)
     while True:
-        item = q.get()
+        try:
+            item = q.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != driver:  # re-parented: the driver died
+                return
+            continue
         if item is None:
             return
         try:

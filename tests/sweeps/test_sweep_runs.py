@@ -141,6 +141,43 @@ def test_killed_driver_resumes_without_duplicates(tmp_path, ray_head):
     assert not list((tmp_path / "results").rglob("*.tmp-*"))
 
 
+def _descendants(pid: int) -> set[int]:
+    out = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            kids = open(f"/proc/{pid}/task/{task}/children").read().split()
+        except OSError:
+            continue
+        for k in map(int, kids):
+            out |= {k} | _descendants(k)
+    return out
+
+
+def test_a_killed_driver_leaves_no_logger_processes(tmp_path, ray_head):
+    """Audit D6: kill -9 of the driver left its MLflow logger processes and the resource tracker."""
+    grid = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5", "ray.batch_size=1"]
+    cmd = [sys.executable, "-m", "sweeps", *grid, f"results_dir={tmp_path / 'results'}", f"ray.address={ray_head}",
+           f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}"]
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    helpers: set[int] = set()
+    while time.monotonic() < deadline and len(helpers) < 3:  # two loggers and the resource tracker
+        time.sleep(0.3)
+        helpers = {p for p in _descendants(proc.pid)
+                   if b"multiprocessing" in open(f"/proc/{p}/cmdline", "rb").read()}
+    assert len(helpers) >= 3, helpers
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 60  # a logger notices within 1 s once it has imported MLflow
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in helpers):
+        time.sleep(0.3)
+    alive = [p for p in helpers if os.path.exists(f"/proc/{p}")]
+    for p in alive:  # clean up by PID before failing
+        os.kill(p, signal.SIGKILL)
+    assert not alive, "logger processes outlived the driver"
+
+
 def test_force_reruns_and_replaces(tmp_path, ray_head):
     grid = ["-m", "flows=2,3", "duration_s=5", "warmup_s=1"]
     assert sweep(tmp_path, *grid, ray_address=ray_head).returncode == 0
