@@ -346,6 +346,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
                       sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - t_start))
         for err in tracker.errors[:3]:
             console.print(f"[yellow]mlflow: {err}")
+        tracker.share_view(sweep_id)
         runs_url, compare_url = tracker.urls()
         console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
                       f"  compare this sweep's runs: {compare_url}")

@@ -22,6 +22,8 @@ STEP_METRICS = ("time_s", "utilization", "goodput_mbps", "arrivals", "drops", "q
                 "buffer_pkts", "mean_cwnd_pkts")
 """Every time-series column, logged as ts_<column> with step = the sample's index; ts_time_s holds
 the sample's time, so a chart can plot any ts_ metric against it. The bottleneck link's rows."""
+VIEW_METRICS = ("utilization", "loss_rate", "mean_queue_pkts", "goodput_mbps", "jain_fairness")
+"""The metrics a sweep's shared view shows as columns (every metric is one click away)."""
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 """MLflow 3 opens an experiment on the view its kind names; this one is the runs table (an
 untagged experiment opens on a GenAI traces overview that says "No data")."""
@@ -101,7 +103,9 @@ class Tracker:
                 self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
         found = self.client.search_runs([self.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}' "
                                         "and tags.buffersweep_role = 'parent'", max_results=1)
-        name = parent_name(experiment, [column_of(k) for k in swept], n_jobs)
+        self.axes = [column_of(k) for k in swept]
+        self.view_key = ""
+        name = parent_name(experiment, self.axes, n_jobs)
         if found:
             self.parent_id = found[0].info.run_id
             self.client.set_tag(self.parent_id, "mlflow.runName", name)
@@ -168,12 +172,26 @@ class Tracker:
             self.client.log_batch(self.parent_id, metrics=metrics)
         self.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
 
+    def share_view(self, sweep_id: str, metrics: tuple[str, ...] = VIEW_METRICS) -> None:
+        """Stores a view of this sweep's runs on the experiment, the way MLflow's "Share" button
+        does (tag mlflow.sharedViewState.<key>, read back by `?viewStateShareKey=<key>`): its
+        child runs, with the swept axes and the main metrics as columns. The UI otherwise opens
+        on a collapsed parent with Dataset / Source / Models columns."""
+        columns = [f"params.`{k}`" for k in self.axes] + [f"metrics.`{m}`" for m in metrics]
+        # A filter and a metric order also make the table flat (MLflow nests child runs only
+        # when unfiltered and ordered by time): this sweep's runs, best utilization first.
+        state = {"selectedColumns": columns, "searchFilter": f"tags.sweep_id = '{sweep_id}' and "
+                 "tags.buffersweep_role = 'child'", "orderByKey": f"metrics.`{metrics[0]}`", "orderByAsc": False}
+        self.client.set_experiment_tag(self.experiment_id, f"mlflow.sharedViewState.{sweep_id}", json.dumps(state))
+        self.view_key = sweep_id
+
     def urls(self, ui: str = "http://127.0.0.1:5000") -> tuple[str, str]:
         """The runs table of the experiment, and a compare-runs page of this sweep's child runs
         (MLflow's UI routes: #/experiments/ID/runs and #/compare-runs?runs=[...]&experiments=[...])."""
         runs = json.dumps(sorted(mlflow_id for mlflow_id, _ in self._logged_runs().values() if mlflow_id)[:100])
         exps = json.dumps([self.experiment_id])
-        return (f"{ui}/#/experiments/{self.experiment_id}/runs",
+        view = f"?viewStateShareKey={self.view_key}" if self.view_key else ""
+        return (f"{ui}/#/experiments/{self.experiment_id}/runs{view}",
                 f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}")
 
 
@@ -243,7 +261,8 @@ class _ChildLogger:
             rid = run.info.run_id
             artifact_uri = run.info.artifact_uri
             params = [Param(k, v) for k, v in self._params(row).items()]
-        metrics = [Metric(k, float(row[k]), now, 0) for k in SUMMARY_METRICS
+        # Six significant digits: readable in the UI's table; the exact values are in Parquet.
+        metrics = [Metric(k, float(f"{float(row[k]):.6g}"), now, 0) for k in SUMMARY_METRICS
                    if row.get(k) is not None and row[k] == row[k]]
         rows = [i for i, link in enumerate(ts.get("link_id", [])) if link == ts["link_id"][0]]  # link 0
         n = len(rows)
