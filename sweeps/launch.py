@@ -239,7 +239,10 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
         _confirm(grid, n, s, console)
     _check_services(s, inline)
     run_ids = _validate(grid)
-    store = Store(s["results_dir"])
+    try:
+        store = Store(s["results_dir"])
+    except (OSError, ValueError, pa.ArrowException) as e:  # a URI's filesystem that cannot be opened
+        exit_usage(f"results_dir: cannot open {s['results_dir']!r} ({' '.join(str(e).split())})")
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(store.writer_lock())

@@ -66,3 +66,12 @@ def test_a_second_writer_is_refused_before_anything_runs(tmp_path):
     assert res.returncode == 2, res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "results_dir" in lines[0] and "being written by pid" in lines[0], res.stderr
+
+
+def test_an_unreachable_object_store_is_one_line(tmp_path):
+    """Audit D9: an s3:// results_dir without credentials or network ended in a traceback."""
+    res = sweep(tmp_path, "flows=1", "duration_s=2", "warmup_s=1", results_dir="s3://no-such-bucket/results",
+                timeout=120)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: results_dir: cannot open"), \
+        res.stderr[-2000:]
