@@ -1,5 +1,5 @@
 """`python -m analysis sql "SELECT ..." [--sweep ID|latest] [--name NAME]`, `python -m analysis shell`,
-`python -m analysis schema [TABLE]`, `python -m analysis reproduce NAME`,
+`python -m analysis schema [TABLE]`, `python -m analysis min-buffer target=0.95 flows=100,200 ...`, `python -m analysis reproduce NAME`,
 `python -m analysis crosscheck NAME` (needs ns-2)."""
 
 from __future__ import annotations
@@ -153,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("schema", help="every column of the results tables, with its unit and meaning")
     d.add_argument("table", nargs="?", choices=TABLES)
     d.set_defaults(fn=cmd_schema)
+    mb = sub.add_parser("min-buffer", help="the smallest buffer reaching a target utilization, per grid point "
+                        "(e.g. min-buffer target=0.95 flows=100,200,300 core_mbps=100)")
+    mb.add_argument("overrides", nargs="*", help="sweep overrides; target=, seeds=, results_dir=")
+    mb.set_defaults(fn=lambda a: __import__("analysis.minbuffer", fromlist=["main"]).main(a.overrides))
     r = sub.add_parser("reproduce", help="reproduce a paper's figure or table")
     r.add_argument("name")
     r.add_argument("--results", default=DEFAULT_RESULTS)

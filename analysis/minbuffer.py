@@ -1,0 +1,89 @@
+"""`python -m analysis min-buffer target=0.95 flows=100,200,300 core_mbps=100 ...`: the smallest
+buffer (packets) reaching a target bottleneck utilization at each point of any grid.
+
+Arguments are sweep overrides: a comma list (or range()) is an axis of the grid, a single value
+applies to every point; `target` (default 0.95), `seeds` (default 1; the probe's utilization is
+the mean over seeds) and `results_dir` are the search's own. Each point is bisected over
+buffer_pkts (`analysis/search.py`), starting from its bandwidth-delay product; every probe is a
+stored run (named `min_buffer` unless `name=` is given), so repeating a search reuses them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from typing import Any
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+
+from analysis.rules import bdp_pkts, stanford_pkts
+from sweeps.errors import exit_usage
+
+OWN_KEYS = ("target", "seeds", "results_dir")
+
+
+def parse(args: list[str]) -> tuple[dict[str, Any], list[str], dict[str, list[Any]]]:
+    """(the search's own settings, base overrides, grid axes) from key=value arguments."""
+    try:
+        overrides = OverridesParser.create().parse_overrides(args)
+    except HydraException as e:
+        exit_usage(str(e).splitlines()[0])
+    own: dict[str, Any] = {"target": 0.95, "seeds": [1], "results_dir": "results"}
+    base: list[str] = []
+    axes: dict[str, list[Any]] = {}
+    for text, o in zip(args, overrides):
+        values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
+        key = o.key_or_group
+        if key == "buffer_pkts":
+            exit_usage("buffer_pkts: is what min-buffer searches; leave it out")
+        if key in OWN_KEYS:
+            own[key] = values if key == "seeds" else values[0]
+        elif o.is_sweep_override():
+            axes[key] = values
+        else:
+            base.append(text)
+    target = own["target"]
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
+        exit_usage(f"target: must be a utilization in (0, 1], got {target!r}")
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in own["seeds"]):
+        exit_usage(f"seeds: must be integers >= 0, got {own['seeds']!r}")
+    if not axes:
+        exit_usage("min-buffer: give at least one axis with several values, e.g. flows=100,200,300")
+    return own, base, axes
+
+
+def main(args: list[str]) -> int:
+    from analysis.reproduce import _ray_session
+    from analysis.search import min_buffer_search
+    from sweeps.api import compose_config
+    from sweeps.precheck import precheck
+
+    own, base, axes = parse(args)
+    precheck(["-m", *base, *(f"{k}={','.join(map(str, v))}" for k, v in axes.items())])  # bad keys: exit 2
+    base = base + [f"results_dir={own['results_dir']}"] + ([] if any(b.startswith("name=") for b in base)
+                                                          else ["name=min_buffer"])
+    points = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
+    configs = [compose_config(base + [f"{k}={v}" for k, v in p.items()]) for p in points]
+    hi = [max(1, math.ceil(bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes))) for c in configs]
+    with _ray_session():
+        searches = min_buffer_search(base, points, float(own["target"]), hi, tuple(own["seeds"]),
+                                     own["results_dir"])
+    _print(searches, configs, own)
+    return 0 if all(s.done for s in searches) else 1
+
+
+def _print(searches: list, configs: list, own: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"minimum buffer for utilization >= {own['target']} (mean of seeds {own['seeds']})")
+    keys = list(searches[0].point) if searches else []
+    for col in (*keys, "min buffer pkts", "BDP pkts", "Stanford pkts", "probes"):
+        table.add_column(col, justify="right")
+    for s, c in zip(searches, configs):
+        found = "not found" if s.min_buffer_pkts is None else str(s.min_buffer_pkts)
+        table.add_row(*(str(s.point[k]) for k in keys), found, f"{bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes):.0f}",
+                      f"{stanford_pkts(c.core_mbps, c.rtt_ms, c.flows, c.pkt_bytes):.1f}", str(len(s.probes)))
+    Console(file=sys.stdout, width=160).print(table)
