@@ -14,3 +14,9 @@ class UsageError(ValueError):
 def exit_usage(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def exit_failure(message: str) -> NoReturn:
+    """A failure after jobs started (the disk filled up, say): one line, exit code 1."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(1)

@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
     TimeRemainingColumn
 
 from sim.result import config_row
-from sweeps.errors import UsageError, exit_usage
+from sweeps.errors import UsageError, exit_failure, exit_usage
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
 from sweeps.worker import Job, JobResult, run_batch
@@ -252,11 +252,29 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
         except OSError as e:
             exit_usage(f"results_dir: cannot write to {s['results_dir']!r} ({e.strerror or e}); "
                        "give a writable directory")
-        return _run_locked(grid, s, store, run_ids, console, inline)
+        started: dict[str, Any] = {}  # what _run_locked set up that must be ended on an error
+        try:
+            return _run_locked(grid, s, store, run_ids, console, inline, started)
+        except OSError as e:  # writing results failed mid-sweep: no space, a vanished mount, ...
+            _end_after_error(started)
+            exit_failure(f"results_dir: {e.strerror or e} while storing results in {store.root}; the runs stored "
+                         "before are intact (every write is atomic): fix it and rerun the command to resume")
+        except BaseException:
+            _end_after_error(started)
+            raise
+
+
+def _end_after_error(started: dict[str, Any]) -> None:
+    tracker = started.get("tracker")
+    if tracker is not None:
+        try:
+            tracker.abort()
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass
 
 
 def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[str], console: Console,
-                inline: bool) -> list:
+                inline: bool, started: dict[str, Any]) -> list:
     """The sweep proper, with the results_dir's writer lock held."""
     n = len(grid)
     name = s.get("name") or s["job_name"]
@@ -281,6 +299,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
 
         tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
                           list(grid.swept()), n_jobs=n)
+        started["tracker"] = tracker
         _backfill(store, sweep_id, tracker)
 
     buffer = ResultBuffer(keep_timeseries_lists=tracker is not None)
@@ -334,16 +353,19 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            buffer.flush(store, sweep_id, tracker)
-            if started_ray:
-                import ray
+            try:
+                buffer.flush(store, sweep_id, tracker)
+            finally:
+                if started_ray:
+                    import ray
 
-                ray.shutdown()
+                    ray.shutdown()
     t_run = time.monotonic() - t_start
     if not interrupted:
         store.dedupe()
         store.rewrite(sweep_id)
     if tracker is not None:
+        started.pop("tracker")  # closed below, whatever happens next
         console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
         tracker.close(failed=counts.failed > 0 or interrupted,
                       sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - t_start))

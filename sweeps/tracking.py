@@ -185,6 +185,15 @@ class Tracker:
         self.client.set_experiment_tag(self.experiment_id, f"mlflow.sharedViewState.{sweep_id}", json.dumps(state))
         self.view_key = sweep_id
 
+    def abort(self) -> None:
+        """Ends the sweep's logging after an error: the loggers finish what they hold, the parent
+        run is marked FAILED (not left RUNNING)."""
+        for q in self._queues:
+            q.put(None)
+        for proc in self._procs:
+            proc.join(timeout=30)
+        self.client.set_terminated(self.parent_id, status="FAILED")
+
     def urls(self, ui: str = "http://127.0.0.1:5000") -> tuple[str, str]:
         """The runs table of the experiment, and a compare-runs page of this sweep's child runs
         (MLflow's UI routes: #/experiments/ID/runs and #/compare-runs?runs=[...]&experiments=[...])."""

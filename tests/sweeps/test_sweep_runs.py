@@ -209,3 +209,31 @@ def test_parking_lot_sweep_stores_runs_and_links(tmp_path, ray_head):
     assert len(rows) == 8 and {r[1] for r in rows} == {"0", "1"}
     assert {(r[1], float(r[2])) for r in rows} == {("0", 50.0), ("1", 10.0)}
     assert all(0 < float(r[4]) <= 1 for r in rows)
+
+
+def _can_mount_tmpfs(path) -> bool:
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {path}"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+def test_a_full_disk_mid_sweep_is_one_line_and_a_failed_parent(tmp_path, ray_head):
+    """Audit D9: ENOSPC ended in a traceback and left the MLflow parent run RUNNING."""
+    full = tmp_path / "full"
+    full.mkdir()
+    if not _can_mount_tmpfs(full):
+        pytest.skip("no private mount namespace here (unshare -m) for a small tmpfs")
+    sweep_cmd = " ".join([sys.executable, "-m", "sweeps", "-m", "'seed=range(1,9)'", "flows=2", "duration_s=30",
+                          "warmup_s=1", "ray.batch_size=1", f"results_dir={full / 'results'}",
+                          f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"ray.address={ray_head}"])
+    res = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=48k tmpfs {full} && {sweep_cmd}"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT)))
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:") or "Traceback" in ln]
+    assert res.returncode == 1 and len(errors) == 1, res.stderr[-3000:]
+    assert "No space left on device" in errors[0] and "rerun the command to resume" in errors[0]
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("sweeps")
+    assert [r.info.status for r in client.search_runs([exp.experiment_id])] == ["FAILED"]
