@@ -9,6 +9,7 @@ overrides are checked. Returns the argv to hand to Hydra: an `experiment=NAME` w
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from hydra._internal.utils import get_args_parser
@@ -99,7 +100,9 @@ def precheck(argv: list[str]) -> list[str]:
         if key in groups:
             for v in values:
                 if v not in groups[key]:
-                    exit_usage(f"{key}: unknown option {v!r}; allowed: {', '.join(groups[key])}")
+                    close = difflib.get_close_matches(str(v), groups[key], n=1)
+                    hint = f" (did you mean {close[0]}?)" if close else ""
+                    exit_usage(f"{key}: unknown option {v!r}{hint}; allowed: {', '.join(groups[key])}")
             if key == "experiment":
                 _check_presets(values, args.multirun or bool(args.cfg or args.info))
                 if not o.is_add() and not o.is_force_add():

@@ -44,6 +44,7 @@ def test_hydra_flags_work(args, expect):
     (["-m", "tcp=glob(*)", "--cfg", "job"], ["--multirun and --cfg"]),
     (["-m", "tpc=reno"], ["tpc", "did you mean tcp"]),
     (["-m", "flws=1,2"], ["flws", "did you mean flows"]),
+    (["-m", "tcp=renoo,paced"], ["tcp", "did you mean reno"]),
 ])
 def test_refusals_are_one_line_exit_2(args, words):
     res = run(*args)
