@@ -9,7 +9,6 @@ tracking, so a cluster needs no shared filesystem.
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import itertools
 import json
@@ -371,10 +370,13 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
                       sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - t_start))
         for err in tracker.errors[:3]:
             console.print(f"[yellow]mlflow: {err}")
-        tracker.share_view(sweep_id)
-        runs_url, compare_url = tracker.urls()
-        console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
-                      f"  compare this sweep's runs: {compare_url}")
+        try:
+            tracker.share_view(sweep_id)
+            runs_url, compare_url = tracker.urls()
+            console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
+                          f"  compare this sweep's runs: {compare_url}")
+        except Exception as e:  # noqa: BLE001 - the runs are stored; a missing link must not fail the sweep
+            console.print(f"[yellow]mlflow: no shared view ({type(e).__name__}: {e})")
     executed = counts.ok + counts.failed
     if executed:
         t_all = time.monotonic() - t_start
