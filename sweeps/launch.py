@@ -27,6 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sim.result import config_row
 from sweeps.errors import UsageError, exit_failure, exit_usage
+from sweeps.reaper import watch_driver
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
 from sweeps.worker import Job, JobResult, run_batch
@@ -316,6 +317,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
     console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run"
                   f" -> {store.root}")
     started_ray = False
+    watcher = None
     interrupted = False
     with _progress(console) as progress:
         task = progress.add_task(name, total=n, completed=counts.cached, ok=0, failed=0, cached=counts.cached,
@@ -346,6 +348,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
             elif todo:
                 console.print("starting Ray..." if not s["ray"].get("address") else "attaching to Ray...")
                 started_ray = _ray_init(s["ray"])
+                watcher = watch_driver() if started_ray else None  # ends Ray's agents if we are killed
                 ray_s = time.monotonic() - t_start
                 t_start = time.monotonic()
                 _drive(pending_jobs(), s["ray"], counts, collect, update)
@@ -359,6 +362,9 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
                     import ray
 
                     ray.shutdown()
+                if watcher is not None:
+                    watcher.terminate()
+                    watcher.wait()
     t_run = time.monotonic() - t_start
     if not interrupted:
         store.dedupe()
