@@ -202,7 +202,7 @@ def _estimate_s(grid: JobSource, n: int, cpus: int) -> float:
     return n * (sum(pkts) / max(len(pkts), 1)) / 3e6 / max(cpus, 1)
 
 
-def _confirm(grid: JobSource, n: int, s: dict[str, Any], console: Console) -> None:
+def _confirm(grid: JobSource, n: int, s: dict[str, Any]) -> None:
     import os
     import sys
 
@@ -211,8 +211,9 @@ def _confirm(grid: JobSource, n: int, s: dict[str, Any], console: Console) -> No
     what = f"{n:,} jobs, roughly {hours:,.1f} h on {cpus} local cores (less on a cluster)"
     if not sys.stdin.isatty():
         exit_usage(f"grid: {what}; confirm with confirm=false (or --yes) to run it")
-    console.print(f"This grid has {what}.")
-    if console.input("Run it? [y/N] ").strip().lower() not in ("y", "yes"):
+    sys.stderr.write(f"This grid has {what}.\nRun it? [y/N] ")  # plain text: no markup in a prompt
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise SystemExit(1)
 
 
@@ -236,7 +237,7 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
     if n == 0:
         exit_usage("empty grid: a sweep axis has no values")
     if n > CONFIRM_ABOVE and s.get("confirm", True):
-        _confirm(grid, n, s, console)
+        _confirm(grid, n, s)
     _check_services(s, inline)
     run_ids = _validate(grid)
     try:

@@ -45,3 +45,31 @@ def test_yes_confirms_a_big_grid():
     from sweeps.precheck import precheck
 
     assert precheck(["-m", "flows=1,2", "--yes"]) == ["-m", "flows=1,2", "confirm=false"]
+
+
+def test_a_big_grid_on_a_terminal_asks_first(tmp_path):
+    """On a terminal the size and a rough time are shown within seconds, and "n" runs nothing."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "sweeps", "-m", "flows=range(1,101)", "buffer_pkts=range(1,101)",
+                             "seed=range(0,100)", f"results_dir={tmp_path / 'results'}"], cwd=tmp_path,
+                            stdin=follower, stdout=follower, stderr=follower,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    os.close(follower)
+    seen = b""
+    while b"[y/N]" not in seen and time.monotonic() - t0 < 30:
+        if select.select([leader], [], [], 0.5)[0]:
+            try:
+                seen += os.read(leader, 4096)
+            except OSError:
+                break
+    asked_after = time.monotonic() - t0
+    os.write(leader, b"n\n")
+    assert proc.wait(timeout=30) == 1
+    os.close(leader)
+    assert b"1,000,000 jobs" in seen and b"[y/N]" in seen, seen[-500:]
+    assert asked_after < 5, f"asked after {asked_after:.1f} s"
+    assert not (tmp_path / "results").exists()
