@@ -69,14 +69,11 @@ def _sweep_cli(preset: str, results: str, rerun: bool) -> int:
 def _ray_session() -> Iterator[None]:
     """One Ray instance for all the sweeps of a reproduction (bisection rounds, job lists);
     reuses one already running, and stops only what it started."""
-    from sweeps.raycfg import init_kwargs
-
-    kwargs = init_kwargs({})  # before Ray is imported (loopback only)
     import ray
 
-    started = not ray.is_initialized()
-    if started:
-        ray.init(**kwargs)
+    from sweeps.raycfg import start_ray
+
+    started = start_ray({})
     try:
         yield
     finally:

@@ -70,7 +70,9 @@ def _env() -> dict[str, str]:
     venv_bin = str(Path(sys.executable).parent)
     # No metrics collection or usage stats: on a small machine every node's agents would
     # otherwise take CPU from the simulations.
-    return {**os.environ, **ray_env(), "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+    # Without the embedded Ray's single-node switch (sweeps.raycfg.loopback_only), if a caller left it set.
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    return {**env, **ray_env(), "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
             "RAY_enable_metrics_collection": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 

@@ -177,15 +177,9 @@ def _keyed(t: pa.Table, run_id: str, exec_id: str) -> pa.Table:
 
 def _ray_init(ray_cfg: dict[str, Any]) -> bool:
     """Starts an embedded local Ray, or attaches to `ray.address`. Returns True if we started it."""
-    from sweeps.raycfg import init_kwargs
+    from sweeps.raycfg import start_ray
 
-    kwargs = init_kwargs(ray_cfg)  # before Ray is imported: it sets how Ray picks its address
-    import ray
-
-    if ray.is_initialized():
-        return False
-    ray.init(**kwargs)
-    return True
+    return start_ray(ray_cfg)
 
 
 CONFIRM_ABOVE = 10_000
