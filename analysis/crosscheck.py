@@ -11,9 +11,9 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from analysis import ns2, rules
-from analysis.reproduce import (FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_CORE_MBPS, STANFORD_FLOWS,
-                                STANFORD_PROFILES, STANFORD_RTT_MS, STANFORD_SEEDS, fig12_half_rule_points,
-                                fig12_overrides, stanford_overrides)
+from analysis.reproductions.stanford import (FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_CORE_MBPS,
+                                           STANFORD_FLOWS, STANFORD_PROFILES, STANFORD_RTT_MS, STANFORD_SEEDS,
+                                           fig12_half_rule_points, fig12_overrides, stanford_overrides)
 from sim import SimConfig
 from sweeps.api import JobList, compose_config
 from sweeps.precheck import CONF_DIR

@@ -55,7 +55,7 @@ def parse(args: list[str]) -> tuple[dict[str, Any], list[str], dict[str, list[An
 
 
 def main(args: list[str]) -> int:
-    from analysis.reproduce import _ray_session
+    from analysis.reproductions.common import ray_session
     from analysis.search import min_buffer_search
     from sweeps.api import compose_config
     from sweeps.precheck import precheck
@@ -67,7 +67,7 @@ def main(args: list[str]) -> int:
     points = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
     configs = [compose_config(base + [f"{k}={v}" for k, v in p.items()]) for p in points]
     hi = [max(1, math.ceil(bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes))) for c in configs]
-    with _ray_session():
+    with ray_session():
         searches = min_buffer_search(base, points, float(own["target"]), hi, tuple(own["seeds"]),
                                      own["results_dir"])
     _print(searches, configs, own)

@@ -16,6 +16,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
@@ -268,35 +269,47 @@ def _end_after_error(started: dict[str, Any]) -> None:
             pass
 
 
-def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[str], console: Console,
-                inline: bool, started: dict[str, Any]) -> list:
-    """The sweep proper, with the results_dir's writer lock held."""
-    n = len(grid)
-    name = s.get("name") or s["job_name"]
-    sweep_id = sweep_id_of(name, grid)
+def _plan(store: Store, run_ids: list[str], force: bool, console: Console) -> tuple[Counts, set[int]]:
+    """Which jobs run: those not stored ok (all with `force`), each run_id once."""
     for src, dest in store.recover():
         console.print(f"[yellow]warning: {src} is not a readable Parquet file; moved to {dest}")
     stored = store.dedupe()
-    force = bool(s.get("force"))
     seen: set[str] = set()
     todo: set[int] = set()
-    counts = Counts(n)
+    counts = Counts(len(run_ids))
     for i, rid in enumerate(run_ids):
         if (stored.get(rid) == "ok" and not force) or rid in seen:
             counts.cached += 1
         else:
             todo.add(i)
         seen.add(rid)
+    return counts, todo
 
-    tracker = None
-    if s["mlflow"]["enabled"] and todo:  # a fully cached sweep has nothing to log
-        from sweeps.tracking import Tracker, tracking_uri
 
-        tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
-                          list(grid.swept()), n_jobs=n)
-        started["tracker"] = tracker
-        _backfill(store, sweep_id, tracker)
+def _open_tracker(grid: JobSource, s: dict[str, Any], store: Store, name: str, sweep_id: str,
+                  started: dict[str, Any]) -> Any:
+    """The sweep's MLflow parent run; registered in `started` (aborted on an error) before it logs."""
+    from sweeps.tracking import Tracker, tracking_uri
 
+    tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
+                      list(grid.swept()), n_jobs=len(grid))
+    started["tracker"] = tracker
+    _backfill(store, sweep_id, tracker)
+    return tracker
+
+
+@dataclass
+class Execution:
+    """How the jobs went: wall times (Ray start-up apart) and whether Ctrl-C stopped them."""
+    interrupted: bool
+    t_start: float
+    t_run: float
+    ray_s: float
+
+
+def _execute(grid: JobSource, s: dict[str, Any], store: Store, todo: set[int], counts: Counts, console: Console,
+             inline: bool, sweep_id: str, name: str, tracker: Any) -> Execution:
+    """Runs the pending jobs (inline or on Ray) under a progress bar, buffering results to the store."""
     buffer = ResultBuffer(keep_timeseries_lists=tracker is not None)
     debug = s.get("debug") or {}
 
@@ -309,14 +322,12 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
                 yield Job(i, spec.run_id, spec.sim.to_dict(), spec.fault("fail_when", debug),
                           spec.fault("crash_when", debug)), spec, overrides
 
-    console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run"
-                  f" -> {store.root}")
     started_ray = False
     watcher = None
     interrupted = False
     with _progress(console) as progress:
-        task = progress.add_task(name, total=n, completed=counts.cached, ok=0, failed=0, cached=counts.cached,
-                                 running=0)
+        task = progress.add_task(name, total=counts.total, completed=counts.cached, ok=0, failed=0,
+                                 cached=counts.cached, running=0)
 
         def update() -> None:
             progress.update(task, completed=counts.cached + counts.ok + counts.failed, ok=counts.ok,
@@ -360,32 +371,52 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
                 if watcher is not None:
                     watcher.terminate()
                     watcher.wait()
-    t_run = time.monotonic() - t_start
-    if not interrupted:
+    return Execution(interrupted, t_start, time.monotonic() - t_start, ray_s)
+
+
+def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts,
+                   ex: Execution) -> None:
+    console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
+    tracker.close(failed=counts.failed > 0 or ex.interrupted,
+                  sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - ex.t_start))
+    for err in tracker.errors[:3]:
+        console.print(f"[yellow]mlflow: {err}")
+    try:
+        tracker.share_view(sweep_id)
+        runs_url, compare_url = tracker.urls()
+        console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
+                      f"  compare this sweep's runs: {compare_url}")
+    except Exception as e:  # noqa: BLE001 - the runs are stored; a missing link must not fail the sweep
+        console.print(f"[yellow]mlflow: no shared view ({type(e).__name__}: {e})")
+
+
+def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[str], console: Console,
+                inline: bool, started: dict[str, Any]) -> list:
+    """The sweep proper, with the results_dir's writer lock held."""
+    n = len(grid)
+    name = s.get("name") or s["job_name"]
+    sweep_id = sweep_id_of(name, grid)
+    counts, todo = _plan(store, run_ids, bool(s.get("force")), console)
+    tracker = None
+    if s["mlflow"]["enabled"] and todo:  # a fully cached sweep has nothing to log
+        tracker = _open_tracker(grid, s, store, name, sweep_id, started)
+    console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run"
+                  f" -> {store.root}")
+    ex = _execute(grid, s, store, todo, counts, console, inline, sweep_id, name, tracker)
+    if not ex.interrupted:
         store.dedupe()
         store.rewrite(sweep_id)
     if tracker is not None:
         started.pop("tracker")  # closed below, whatever happens next
-        console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
-        tracker.close(failed=counts.failed > 0 or interrupted,
-                      sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - t_start))
-        for err in tracker.errors[:3]:
-            console.print(f"[yellow]mlflow: {err}")
-        try:
-            tracker.share_view(sweep_id)
-            runs_url, compare_url = tracker.urls()
-            console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
-                          f"  compare this sweep's runs: {compare_url}")
-        except Exception as e:  # noqa: BLE001 - the runs are stored; a missing link must not fail the sweep
-            console.print(f"[yellow]mlflow: no shared view ({type(e).__name__}: {e})")
+        _close_tracker(tracker, console, store, sweep_id, counts, ex)
     executed = counts.ok + counts.failed
     if executed:
-        t_all = time.monotonic() - t_start
-        console.print(f"ran {executed} jobs in {t_run:.2f} s ({executed / max(t_run, 1e-9):.1f} jobs/s); "
+        t_all = time.monotonic() - ex.t_start
+        console.print(f"ran {executed} jobs in {ex.t_run:.2f} s ({executed / max(ex.t_run, 1e-9):.1f} jobs/s); "
                       f"stored and logged in {t_all:.2f} s ({executed / max(t_all, 1e-9):.1f} jobs/s)"
-                      + (f"; Ray start-up {ray_s:.1f} s" if ray_s else ""))
-    _summary(console, store, sweep_id, counts, interrupted, set(grid.swept()))
-    if interrupted:
+                      + (f"; Ray start-up {ex.ray_s:.1f} s" if ex.ray_s else ""))
+    _summary(console, store, sweep_id, counts, ex.interrupted, set(grid.swept()))
+    if ex.interrupted:
         raise SystemExit(130)
     if counts.failed:
         raise SystemExit(1)

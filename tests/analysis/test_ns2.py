@@ -9,7 +9,7 @@ import pytest
 
 import sim
 from analysis import ns2
-from analysis.reproduce import FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_FLOWS
+from analysis.reproductions.stanford import FIG12_HALF_RULE_FLOWS, FIG12_NAME, STANFORD_FLOWS
 
 
 def test_unsupported_fields_are_named():

@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import pytest
 
 from analysis import rules
-from analysis.reproduce import (FIG12_CORE_MBPS, FIG12_FLOWS, FIG12_HALF_RULE_FLOWS, REPRODUCTIONS, STANFORD_RTT_MS,
-                                reproduce)
+from analysis.reproduce import REPRODUCTIONS, reproduce
+from analysis.reproductions.stanford import FIG12_CORE_MBPS, FIG12_FLOWS, FIG12_HALF_RULE_FLOWS, STANFORD_RTT_MS
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,1 @@
+"""One module per paper; each reproduction is a function `(results, rerun) -> (Report, plot)`."""

