@@ -2,15 +2,45 @@
 //! out-of-order packets held until the hole fills, one ACK per packet by default. With delayed
 //! ACKs (ns-2 `DelAckSink`), an in-order packet is ACKed with the next one or when the timer
 //! (100 ms by default) expires; out-of-order and duplicate packets are ACKed at once.
+//!
+//! SACK (RFC 2018, ns-2 `TCPSink/Sack1`): the packets held out of order are kept as disjoint
+//! blocks, and an ACK can report up to `max_blocks` of them (`sack_blocks`): first the block
+//! holding the packet that triggered the ACK, then the most recently reported other blocks, as
+//! RFC 2018 section 4 orders them. Blocks here are half-open, [start, end) in packets.
 
 use crate::time::Time;
-use std::collections::VecDeque;
+
+/// At most this many SACK blocks fit in an ACK (40 bytes of TCP options: 4 blocks, 3 beside the
+/// timestamp option).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// The SACK blocks of one ACK, [start, end) in packets, the first the most recent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackList {
+    pub blocks: [(i64, i64); MAX_SACK_BLOCKS],
+    pub len: u8,
+}
+
+impl SackList {
+    pub fn as_slice(&self) -> &[(i64, i64)] {
+        &self.blocks[..self.len as usize]
+    }
+
+    fn push(&mut self, b: (i64, i64)) {
+        self.blocks[self.len as usize] = b;
+        self.len += 1;
+    }
+}
 
 pub struct TcpReceiver {
     /// Next in-order sequence expected.
     next_expected: i64,
-    /// held[i] is true when sequence next_expected + 1 + i has arrived out of order.
-    held: VecDeque<bool>,
+    /// The packets held out of order: sorted, disjoint, non-adjacent [start, end) blocks above
+    /// `next_expected`. A handful at a time (one per hole), so a sorted vector beats a tree.
+    held: Vec<(i64, i64)>,
+    /// One packet of each of the most recently changed blocks, the newest first (SACK order).
+    recent: [i64; MAX_SACK_BLOCKS],
+    n_recent: usize,
     delayed_ack: bool,
     delack: Time,
     pub delack_deadline: Option<Time>,
@@ -24,7 +54,9 @@ impl TcpReceiver {
     pub fn new(delayed_ack: bool, delack: Time) -> Self {
         Self {
             next_expected: 0,
-            held: VecDeque::new(),
+            held: Vec::new(),
+            recent: [0; MAX_SACK_BLOCKS],
+            n_recent: 0,
             delayed_ack,
             delack,
             delack_deadline: None,
@@ -37,6 +69,48 @@ impl TcpReceiver {
         self.next_expected - 1
     }
 
+    /// Index of the held block containing `seq`, if any.
+    fn block_of(&self, seq: i64) -> Option<usize> {
+        let i = self.held.partition_point(|b| b.1 <= seq);
+        (i < self.held.len() && self.held[i].0 <= seq).then_some(i)
+    }
+
+    /// Holds out-of-order `seq` (> next_expected): joins it to its neighbours' blocks.
+    fn hold(&mut self, seq: i64) {
+        let i = self.held.partition_point(|b| b.1 <= seq); // the first block ending above seq
+        if i < self.held.len() && self.held[i].0 <= seq {
+            return; // already held
+        }
+        let joins_left = i > 0 && self.held[i - 1].1 == seq;
+        let joins_right = i < self.held.len() && self.held[i].0 == seq + 1;
+        match (joins_left, joins_right) {
+            (true, true) => {
+                self.held[i - 1].1 = self.held[i].1;
+                self.held.remove(i);
+            }
+            (true, false) => self.held[i - 1].1 = seq + 1,
+            (false, true) => self.held[i].0 = seq,
+            (false, false) => self.held.insert(i, (seq, seq + 1)),
+        }
+        self.note_recent(seq);
+    }
+
+    /// `seq`'s block becomes the most recent; entries now in the same block are dropped.
+    fn note_recent(&mut self, seq: i64) {
+        let block = self.block_of(seq);
+        let mut kept = [0i64; MAX_SACK_BLOCKS];
+        let mut n = 1;
+        kept[0] = seq;
+        for &s in &self.recent[..self.n_recent] {
+            if n < MAX_SACK_BLOCKS && self.block_of(s) != block {
+                kept[n] = s;
+                n += 1;
+            }
+        }
+        self.recent = kept;
+        self.n_recent = n;
+    }
+
     /// A data packet arrived; returns (ACK to send now, new in-order packets delivered).
     pub fn on_data(&mut self, now: Time, seq: i64) -> (Option<i64>, u64) {
         self.arrivals += 1;
@@ -46,19 +120,15 @@ impl TcpReceiver {
             in_order = self.held.is_empty();
             self.next_expected += 1;
             new = 1;
-            while let Some(got) = self.held.pop_front() {
-                if !got {
-                    break;
+            if let Some(&(start, end)) = self.held.first() {
+                if start == self.next_expected {
+                    new += (end - start) as u64;
+                    self.next_expected = end;
+                    self.held.remove(0);
                 }
-                self.next_expected += 1;
-                new += 1;
             }
         } else if seq > self.next_expected {
-            let idx = (seq - self.next_expected - 1) as usize;
-            if self.held.len() <= idx {
-                self.held.resize(idx + 1, false);
-            }
-            self.held[idx] = true;
+            self.hold(seq);
         }
         self.delivered += new;
         if self.delayed_ack && in_order {
@@ -70,6 +140,23 @@ impl TcpReceiver {
         }
         self.delack_deadline = None;
         (Some(self.ack_no()), new)
+    }
+
+    /// The SACK blocks an ACK sent now carries: at most `max_blocks`, in RFC 2018 order.
+    pub fn sack_blocks(&self, max_blocks: usize) -> SackList {
+        let mut out = SackList::default();
+        let max = max_blocks.min(MAX_SACK_BLOCKS);
+        for &s in &self.recent[..self.n_recent] {
+            if out.len as usize >= max {
+                break;
+            }
+            if let Some(i) = self.block_of(s) {
+                if !out.as_slice().contains(&self.held[i]) {
+                    out.push(self.held[i]);
+                }
+            }
+        }
+        out
     }
 
     /// The delayed-ACK timer fired; returns the ACK to send, if still owed.
@@ -120,5 +207,34 @@ mod tests {
         assert_eq!(r.on_delack_timer(50), None);
         assert_eq!(r.on_delack_timer(102), Some(2));
         assert_eq!(r.on_data(200, 4).0, Some(2)); // out of order: at once
+    }
+
+    #[test]
+    fn sack_blocks_newest_first_merged_and_capped() {
+        let mut r = TcpReceiver::new(false, 0);
+        r.on_data(0, 0);
+        r.on_data(0, 2); // hole at 1
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(2, 3)]);
+        r.on_data(0, 3);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(2, 4)]);
+        r.on_data(0, 6); // hole at 4, 5
+        r.on_data(0, 9); // hole at 7, 8
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(9, 10), (6, 7), (2, 4)]);
+        r.on_data(0, 12);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(12, 13), (9, 10), (6, 7)], "at most 3, the oldest left out");
+        r.on_data(0, 5); // joins 6's block; it becomes the most recent
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(5, 7), (12, 13), (9, 10), (2, 4)]);
+        r.on_data(0, 4); // fills 4: (2, 7) is one block now
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(2, 7), (12, 13), (9, 10)]);
+        r.on_data(0, 1); // cumulative ACK jumps to 6: that block is gone
+        assert_eq!(r.on_data(0, 13).0, Some(6));
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(12, 14), (9, 10)]);
+        r.on_data(0, 7);
+        r.on_data(0, 8);
+        assert_eq!(r.on_data(0, 10).0, Some(10));
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(12, 14)]);
+        assert_eq!(r.on_data(0, 11).0, Some(13));
+        assert_eq!(r.sack_blocks(4).as_slice(), &[]);
+        assert_eq!(r.delivered, 14);
     }
 }
