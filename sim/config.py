@@ -155,7 +155,7 @@ class _SimConfigBase:
 SimConfig = _record(CONFIG, bases=(_SimConfigBase,))
 
 VARIANTS: tuple[str, ...] = tuple(union_names(_SECTIONS["tcp"]))
-"""Names `tcp` accepts: presets (reno, newreno, paced, poisson), then window laws."""
+"""Names `tcp` accepts: presets (reno, newreno, sack, ...), then window laws."""
 TOPOLOGIES: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["topology"]["variants"])
 CONTROLLERS: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["controller"]["variants"])
 

@@ -12,7 +12,7 @@ class _SimConfigMethods:
     @classmethod
     def from_fields(cls, **fields: Any) -> SimConfig: ...
 
-# tcp accepts a name (reno, newreno, paced, poisson) or a mapping as well
+# tcp accepts a name (reno, newreno, sack, paced, poisson) or a mapping as well
 # topology accepts a name (dumbbell, parking_lot) or a mapping as well
 # controller accepts a name (schedule) or a mapping as well
 
@@ -22,7 +22,7 @@ class TcpNewreno:
     cc: str = ...
     """Always 'newreno'."""
     recovery: str = ...
-    """Loss recovery after three duplicate ACKs: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second loss in a window usually costs a timeout) or newreno (RFC 6582, ns-2 Agent/TCP/Newreno). Allowed: one of reno, newreno."""
+    """Loss recovery after three duplicate ACKs: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second loss in a window usually costs a timeout) or newreno (RFC 6582, ns-2 Agent/TCP/Newreno). Allowed: one of reno, newreno, sack."""
     release: str = ...
     """How the packets the window allows leave: window (ACK-clocked), paced (one every srtt / window: Paced TCP), poisson (exponential gaps at rate window / srtt, Enachescu's Theorem 1). Allowed: one of window, paced, poisson."""
     init_cwnd_pkts: float = ...
@@ -104,7 +104,7 @@ class ControllerSchedule:
 class SimConfig(_SimConfigMethods):
     """One simulation run. Defaults follow ns-2's one-way TCP agents where they apply."""
     tcp: TcpNewreno = ...
-    """TCP of every flow: a preset (reno, newreno, paced, poisson) or a mapping of the window law (cc), loss recovery, release and knobs."""
+    """TCP of every flow: a preset (`python -m analysis schema config` lists them) or a mapping of the window law (cc), loss recovery, release and knobs."""
     topology: TopologyDumbbell | TopologyParkingLot = ...
     """The network: dumbbell (set by the flat keys) or parking_lot."""
     flows: int = ...

@@ -31,7 +31,7 @@ pub fn rate_mbps() -> Check<f64> {
 crate::params! {
     /// One simulation run. Defaults follow ns-2's one-way TCP agents where they apply.
     pub struct SimConfig as "SimConfig" {
-        /// TCP of every flow: a preset (reno, newreno, paced, poisson) or a mapping of the window
+        /// TCP of every flow: a preset (`python -m analysis schema config` lists them) or a mapping of the window
         /// law (cc), loss recovery, release and knobs.
         tcp: TcpConfig = TcpConfig::named("reno");
         /// The network: dumbbell (set by the flat keys) or parking_lot.

@@ -19,13 +19,14 @@ use crate::queue::{Discipline, DropTailQueue, Limit, QueueDiscipline};
 use crate::rng::{stream, SimRng, Stream};
 use crate::short::ShortFlows;
 use crate::source::{OpenLoopSource, Pattern};
-use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::{SenderStats, TcpParams, TcpSender};
 use crate::tcp::LawFactory;
 use crate::time::{from_secs, to_secs, Time};
 use crate::topology::Network;
 use crate::trace::{Trace, DEQUEUE, DROP, ENQUEUE};
 use rand::Rng;
+use std::collections::VecDeque;
 
 pub use crate::results::RunOutput;
 
@@ -53,7 +54,13 @@ struct Conn {
     pending_rto: Time,
     pending_send: Time,
     pending_delack: Time,
+    /// The receiver reports SACK blocks (the sender's recovery is `sack`).
+    sack: bool,
 }
+
+/// SACK blocks per ACK: 3, as ns-2's `TCPSink/Sack1` and real stacks, whose timestamp option
+/// leaves room for 3.
+const SACK_BLOCKS: usize = 3;
 
 pub struct World<'c> {
     pub(crate) cfg: &'c SimConfig,
@@ -72,6 +79,10 @@ pub struct World<'c> {
     route_delivered: Vec<u64>,
     pub(crate) senders: Vec<TcpSender>,
     pub(crate) receivers: Vec<TcpReceiver>,
+    /// The SACK blocks of each connection's ACKs in flight, oldest first: ACKs carry only their
+    /// number (packets stay 24 bytes), and a return path is one lossless FIFO delay line, so the
+    /// i-th ACK delivered is the i-th sent (checked on delivery). Empty for connections without SACK.
+    ack_sack: Vec<VecDeque<(i64, SackList)>>,
     law: LawFactory,
     tcp_params: TcpParams,
     /// The topology route of each long flow.
@@ -130,6 +141,7 @@ impl<'c> World<'c> {
             route_delivered: Vec::new(),
             senders: Vec::with_capacity(n),
             receivers: Vec::with_capacity(n),
+            ack_sack: Vec::with_capacity(n),
             law: cfg.tcp.law_factory(),
             tcp_params,
             flow_route: Vec::with_capacity(n),
@@ -288,8 +300,10 @@ impl<'c> World<'c> {
         let back = self.return_delay(route, rtt_s);
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
+        let sack = self.cfg.tcp.common().recovery == "sack";
         self.conns.push(Conn { fwd, rev, route: route as u32, pending_rto: IDLE, pending_send: IDLE,
-                               pending_delack: IDLE });
+                               pending_delack: IDLE, sack });
+        self.ack_sack.push(VecDeque::new());
         self.receivers.push(self.new_receiver());
         self.senders.push(sender);
         self.senders.len() - 1
@@ -567,7 +581,13 @@ impl<'c> World<'c> {
                 self.short_left(f);
             }
             Kind::Ack => {
-                self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
+                if self.conns[f].sack {
+                    let (ackno, blocks) = self.ack_sack[f].pop_front().expect("an ACK was sent");
+                    assert_eq!(ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
+                    self.senders[f].on_ack_with(self.now, pkt.seq, blocks.as_slice(), &mut self.outbox);
+                } else {
+                    self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
+                }
                 self.flush(f);
                 self.short_left(f);
             }
@@ -624,6 +644,9 @@ impl<'c> World<'c> {
     fn send_ack(&mut self, f: usize, ack: i64) {
         if let Some(short) = self.short.as_mut() {
             short.entered(f);
+        }
+        if self.conns[f].sack {
+            self.ack_sack[f].push_back((ack, self.receivers[f].sack_blocks(SACK_BLOCKS)));
         }
         let pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
         self.enter(pkt, self.conns[f].rev);

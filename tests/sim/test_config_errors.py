@@ -17,7 +17,7 @@ def parking_lot(**params):
 @pytest.mark.parametrize(
     "fields, field, hint",
     [
-        ({"tcp": "vegas"}, "tcp", "reno, newreno, paced, poisson"),
+        ({"tcp": "vegas"}, "tcp", "reno, newreno, sack, paced, poisson"),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),
         ({"warmup_s": 60, "duration_s": 60}, "warmup_s", "< duration_s"),
@@ -33,7 +33,7 @@ def parking_lot(**params):
         ({"topology": "ring"}, "topology", "allowed: dumbbell, parking_lot"),
         ({"topology": {"name": "ring"}}, "topology.name", "allowed: dumbbell, parking_lot"),
         ({"tcp": {"cc": "vegas"}}, "tcp.cc", "allowed: newreno"),
-        ({"tcp": {"recovery": "sack"}}, "tcp.recovery", "allowed: reno, newreno"),
+        ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack"),
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),
         # per-link settings of the parking lot

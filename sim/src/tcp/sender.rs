@@ -132,6 +132,12 @@ impl SenderCore {
         self.st.t_seqno <= self.st.highest_ack + self.st.window() && self.st.t_seqno < self.size_pkts
     }
 
+    /// Retransmits `seq` (a hole the recovery chose).
+    pub fn retransmit(&mut self, now: Time, seq: i64, out: &mut Vec<i64>) {
+        debug_assert!(seq <= self.st.maxseq, "a retransmission is of a packet sent before");
+        self.output(now, seq, out);
+    }
+
     /// Sends the next packet in sequence.
     pub fn send_next(&mut self, now: Time, out: &mut Vec<i64>) {
         let seq = self.st.t_seqno;
@@ -223,6 +229,14 @@ impl TcpSender {
     }
 
     pub fn on_ack(&mut self, now: Time, ackno: i64, out: &mut Vec<i64>) {
+        self.on_ack_with(now, ackno, &[], out);
+    }
+
+    /// An ACK carrying SACK blocks ([start, end) in packets; empty without SACK).
+    pub fn on_ack_with(&mut self, now: Time, ackno: i64, sack: &[(i64, i64)], out: &mut Vec<i64>) {
+        if !sack.is_empty() {
+            self.recovery.on_sack(&self.core.st, sack);
+        }
         let c = &mut self.core;
         if ackno > c.st.highest_ack {
             let mut rtt_sample_s = None;
@@ -253,6 +267,10 @@ impl TcpSender {
                     }
                     c.output(now, ackno + 1, out);
                 }
+                AckKind::InRecovery => {
+                    c.st.dupacks = 0;
+                    c.restart_rto(now);
+                }
             }
         } else if ackno == c.st.highest_ack {
             c.st.dupacks += 1;
@@ -262,7 +280,7 @@ impl TcpSender {
                 if recovered || c.st.highest_ack <= 0 {
                     self.fast_retransmit(now, out);
                 }
-            } else if c.st.dupacks > 3 && c.st.last_action == CwndAction::DupAck {
+            } else if c.st.dupacks > 3 && c.st.last_action == CwndAction::DupAck && self.recovery.inflates_window() {
                 c.st.dupwnd += 1;
             } else if c.st.dupacks < 3 && c.p.limited_transmit {
                 let t = c.st.t_seqno;
@@ -273,6 +291,9 @@ impl TcpSender {
             }
         } else {
             return; // an old ACK, reordered behind newer ones: nothing to learn
+        }
+        if self.recovery.send(&mut self.core, now, out) {
+            return;
         }
         if let Some(budget) = self.recovery.send_budget(&self.core.st, self.core.p.max_burst) {
             self.release.send(&mut self.core, now, budget, out);
@@ -289,8 +310,10 @@ impl TcpSender {
         c.timing = None; // Karn: the retransmission makes the pending sample ambiguous
         let seq = c.st.highest_ack + 1;
         c.output(now, seq, out);
-        c.st.dupwnd = 3;
-        self.recovery.on_fast_retransmit();
+        if self.recovery.inflates_window() {
+            c.st.dupwnd = 3;
+        }
+        self.recovery.on_fast_retransmit(&mut c.st);
     }
 
     /// The retransmission timer fired; returns false if it was stale (deadline moved).
@@ -311,6 +334,7 @@ impl TcpSender {
         c.timing = None;
         c.restart_rto(now);
         c.send_deadline = None;
+        self.recovery.on_timeout();
         self.release.restart(now);
         let burst = c.p.max_burst;
         self.release.send(&mut self.core, now, burst, out);
@@ -322,7 +346,7 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::rng::{stream, Stream};
-    use crate::tcp::receiver::TcpReceiver;
+    use crate::tcp::receiver::{SackList, TcpReceiver};
     use crate::tcp::TcpConfig;
     use std::collections::{HashSet, VecDeque};
 
@@ -355,13 +379,21 @@ mod tests {
     }
 
     /// `recover` for a given sender; also returns every sequence sent.
-    fn drive(mut s: TcpSender, drops: &[i64], until: i64) -> (Vec<i64>, u64, HashSet<i64>) {
-        const RTT: Time = 100_000_000_000;
+    fn drive(s: TcpSender, drops: &[i64], until: i64) -> (Vec<i64>, u64, HashSet<i64>) {
+        let (retx, timeouts, sent) = drive_timed(s, drops, until);
+        (retx.into_iter().map(|(_, seq)| seq).collect(), timeouts, sent)
+    }
+
+    const RTT: Time = 100_000_000_000;
+
+    /// `drive`, with the time of each retransmission. The receiver's ACKs carry its SACK blocks
+    /// (a sender without SACK ignores them).
+    fn drive_timed(mut s: TcpSender, drops: &[i64], until: i64) -> (Vec<(Time, i64)>, u64, HashSet<i64>) {
         const GAP: Time = 1_000_000_000;
         let mut r = TcpReceiver::new(false, 0);
         let mut dropped: HashSet<i64> = HashSet::new();
         let mut wire: VecDeque<(Time, i64)> = VecDeque::new(); // (arrival at receiver, seq)
-        let mut acks: VecDeque<(Time, i64)> = VecDeque::new();
+        let mut acks: VecDeque<(Time, i64, SackList)> = VecDeque::new();
         let mut sent: HashSet<i64> = HashSet::new();
         let mut retx = Vec::new();
         let mut out = Vec::new();
@@ -371,7 +403,7 @@ mod tests {
         for _ in 0..100_000 {
             for seq in out.drain(..) {
                 if !sent.insert(seq) {
-                    retx.push(seq);
+                    retx.push((now, seq));
                 }
                 last_tx = last_tx.max(now) + GAP;
                 if drops.contains(&seq) && dropped.insert(seq) {
@@ -390,11 +422,11 @@ mod tests {
             if next_data == Some(t) {
                 let (_, seq) = wire.pop_front().unwrap();
                 if let (Some(a), _) = r.on_data(now, seq) {
-                    acks.push_back((now + RTT / 2, a));
+                    acks.push_back((now + RTT / 2, a, r.sack_blocks(3)));
                 }
             } else if next_ack == Some(t) {
-                let (_, a) = acks.pop_front().unwrap();
-                s.on_ack(now, a, &mut out);
+                let (_, a, sack) = acks.pop_front().unwrap();
+                s.on_ack_with(now, a, sack.as_slice(), &mut out);
             } else {
                 s.on_rto_timer(now, &mut out);
             }
@@ -418,8 +450,28 @@ mod tests {
     }
 
     #[test]
+    fn sack_repairs_three_losses_in_one_rtt_without_timeout() {
+        let (retx, timeouts, _) = drive_timed(make("sack"), &[12, 15, 17], 60);
+        assert_eq!(retx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![12, 15, 17], "only the holes");
+        assert_eq!(timeouts, 0);
+        let (first, last) = (retx[0].0, retx[2].0);
+        assert!(last - first < RTT, "all three within one RTT of the fast retransmit: {} ps", last - first);
+        // NewReno needs one RTT per hole.
+        let (retx, _, _) = drive_timed(make("newreno"), &[12, 15, 17], 60);
+        assert!(retx[2].0 - retx[0].0 >= 2 * RTT, "newreno: {:?}", retx);
+    }
+
+    #[test]
+    fn sack_falls_back_to_a_timeout_when_a_retransmission_is_lost_and_recovers() {
+        let (retx, timeouts, sent) = drive(make("sack").with_size(40), &[5, 6, 7, 8, 9, 10], 39);
+        assert!(timeouts <= 1, "{timeouts}");
+        assert!((5..=10).all(|s| retx.contains(&s)));
+        assert_eq!(sent, (0..40).collect::<HashSet<i64>>());
+    }
+
+    #[test]
     fn single_loss_is_one_fast_retransmit_for_both() {
-        for v in ["reno", "newreno"] {
+        for v in ["reno", "newreno", "sack"] {
             let (retx, timeouts) = recover(v, &[4], 40);
             assert_eq!(retx, vec![4], "{v}");
             assert_eq!(timeouts, 0, "{v}");

@@ -3,3 +3,4 @@
 
 pub mod newreno;
 pub mod reno;
+pub mod sack;

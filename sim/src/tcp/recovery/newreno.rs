@@ -52,7 +52,7 @@ impl Recovery for NewReno {
         }
     }
 
-    fn on_fast_retransmit(&mut self) {
+    fn on_fast_retransmit(&mut self, _st: &mut TcpState) {
         self.first_partial_seen = false;
     }
 }

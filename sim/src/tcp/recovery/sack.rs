@@ -1,0 +1,223 @@
+//! SACK loss recovery (`recovery = sack`), RFC 6675 ("A Conservative Loss Recovery Algorithm
+//! Based on Selective Acknowledgment for TCP"), with sequence numbers counting packets:
+//! - the scoreboard is the set of SACKed packets above the cumulative ACK, kept as sorted,
+//!   merged [start, end) blocks (RFC 6675 section 3's `Update()`);
+//! - `IsLost(s)`: at least DupThresh = 3 SACKed packets lie above s;
+//! - recovery starts on the third duplicate ACK (the sender's rule, as for Reno and NewReno) with
+//!   RecoveryPoint = HighData (`TcpState::recover`); the window law sets ssthresh and cwnd, as it
+//!   does for the other recoveries; the window is not inflated;
+//! - during recovery every ACK recomputes `pipe` (section 4's `SetPipe()`: unSACKed packets not
+//!   lost, plus those retransmitted) and, while cwnd - pipe >= 1, sends `NextSeg()` (section 4):
+//!   (1) the first unSACKed hole above HighRxt that is lost, else (2) new data, else (3) the first
+//!   unSACKed hole above HighRxt below the highest SACKed packet; the optional rescue
+//!   retransmission (4) is not sent;
+//! - recovery ends at the first ACK at or above RecoveryPoint; a partial ACK restarts the
+//!   retransmission timer (RFC 6298 5.3) and keeps recovering;
+//! - after a retransmission timeout the scoreboard is cleared (RFC 2018 section 8: the receiver
+//!   may renege) and the sender goes back to the first unacknowledged packet, as ns-2's `Sack1`.
+//!
+//! Growth outside recovery is the window law's, as with the other recoveries. Packets the
+//! recovery sends leave at once (ACK-clocked) whatever the release: ns-2's SACK agents do the same.
+
+use crate::tcp::sender::SenderCore;
+use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
+use crate::time::Time;
+
+/// RFC 6675's DupThresh, in packets.
+const DUP_THRESH: i64 = 3;
+
+#[derive(Default)]
+pub struct Sack {
+    /// SACKed packets above the cumulative ACK: sorted, disjoint, non-adjacent [start, end).
+    sacked: Vec<(i64, i64)>,
+    /// The highest packet retransmitted in this recovery (RFC 6675 HighRxt).
+    high_rxt: i64,
+    in_recovery: bool,
+}
+
+impl Sack {
+    /// Adds a SACK block to the scoreboard, merging it with those it touches.
+    fn add(&mut self, (start, end): (i64, i64)) {
+        let lo = self.sacked.partition_point(|b| b.1 < start);
+        let hi = self.sacked.partition_point(|b| b.0 <= end);
+        if lo == hi {
+            self.sacked.insert(lo, (start, end));
+        } else {
+            let merged = (start.min(self.sacked[lo].0), end.max(self.sacked[hi - 1].1));
+            self.sacked.splice(lo..hi, [merged]);
+        }
+    }
+
+    /// Forgets what the cumulative ACK `ackno` now covers.
+    fn drop_to(&mut self, ackno: i64) {
+        let keep = self.sacked.partition_point(|b| b.1 <= ackno + 1);
+        self.sacked.drain(..keep);
+        if let Some(first) = self.sacked.first_mut() {
+            first.0 = first.0.max(ackno + 1);
+        }
+    }
+
+    /// The DupThresh-th highest SACKed packet: every unSACKed packet below it has DupThresh SACKed
+    /// packets above it and is lost (RFC 6675 `IsLost`); none above it is.
+    fn lost_below(&self) -> i64 {
+        let mut above = 0;
+        for &(start, end) in self.sacked.iter().rev() {
+            if above + (end - start) >= DUP_THRESH {
+                return end - (DUP_THRESH - above);
+            }
+            above += end - start;
+        }
+        i64::MIN
+    }
+
+    /// SACKed packets in (st.highest_ack, below).
+    fn sacked_below(&self, below: i64) -> i64 {
+        self.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum()
+    }
+
+    /// The first unSACKed packet above `after` and below `limit`.
+    fn first_hole(&self, after: i64, limit: i64) -> Option<i64> {
+        let mut s = after + 1;
+        for &(start, end) in &self.sacked {
+            if end <= s {
+                continue;
+            }
+            if start > s {
+                break;
+            }
+            s = end;
+        }
+        (s < limit).then_some(s)
+    }
+
+    /// RFC 6675 `SetPipe()`: packets outstanding that are neither SACKed nor lost, plus every
+    /// unSACKed packet retransmitted in this recovery.
+    pub fn pipe(&self, st: &TcpState) -> i64 {
+        let (low, high) = (st.highest_ack, st.maxseq);
+        let unsacked = (high - low) - self.sacked_below(high + 1);
+        let lost_limit = self.lost_below().clamp(low + 1, high + 1);
+        let lost = (lost_limit - low - 1) - self.sacked_below(lost_limit);
+        let rxt_limit = self.high_rxt.clamp(low, high) + 1;
+        let retransmitted = (rxt_limit - low - 1) - self.sacked_below(rxt_limit);
+        unsacked - lost + retransmitted
+    }
+
+    /// RFC 6675 `NextSeg()`, rules 1 to 3: Some((seq, is_new_data)).
+    fn next_seg(&self, core: &SenderCore) -> Option<(i64, bool)> {
+        let st = &core.st;
+        let after = self.high_rxt.max(st.highest_ack);
+        let highest_sacked = self.sacked.last().map_or(i64::MIN, |b| b.1);
+        if let Some(s) = self.first_hole(after, self.lost_below().min(highest_sacked)) {
+            return Some((s, false));
+        }
+        let rwnd_ok = st.t_seqno <= st.highest_ack + st.wmax as i64;
+        if rwnd_ok && st.t_seqno < core.size_pkts() && st.t_seqno > st.maxseq {
+            return Some((st.t_seqno, true));
+        }
+        self.first_hole(after, highest_sacked).map(|s| (s, false))
+    }
+}
+
+impl Recovery for Sack {
+    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
+        for &(start, end) in blocks {
+            // A block at or below the cumulative ACK (a D-SACK or a stale one) says nothing new.
+            let start = start.max(st.highest_ack + 1);
+            if end > start {
+                self.add((start, end));
+            }
+        }
+    }
+
+    fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
+        self.drop_to(ackno);
+        if self.in_recovery && ackno < st.recover {
+            return AckKind::InRecovery;
+        }
+        if self.in_recovery {
+            self.in_recovery = false;
+            st.last_action = CwndAction::Exited;
+        }
+        st.dupwnd = 0;
+        law.on_ack(st, ack);
+        AckKind::Full
+    }
+
+    fn send_budget(&self, st: &TcpState, max_burst: u32) -> Option<u32> {
+        // Outside recovery: as NewReno, never on the first two duplicates (Limited Transmit's).
+        (st.dupacks == 0 || st.dupacks >= 3).then_some(max_burst)
+    }
+
+    fn on_fast_retransmit(&mut self, st: &mut TcpState) {
+        self.in_recovery = true;
+        self.high_rxt = st.highest_ack + 1; // the sender has just retransmitted it
+    }
+
+    fn inflates_window(&self) -> bool {
+        false
+    }
+
+    fn send(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        if !self.in_recovery {
+            return false;
+        }
+        while core.st.cwnd - self.pipe(&core.st) as f64 >= 1.0 {
+            match self.next_seg(core) {
+                Some((_, true)) => core.send_next(now, out),
+                Some((seq, false)) => {
+                    core.retransmit(now, seq, out);
+                    self.high_rxt = seq;
+                }
+                None => break,
+            }
+        }
+        true
+    }
+
+    fn on_timeout(&mut self) {
+        self.sacked.clear();
+        self.in_recovery = false;
+        self.high_rxt = i64::MIN;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(highest_ack: i64, maxseq: i64) -> TcpState {
+        let mut s = TcpState::new(10.0, 100.0, 100.0);
+        s.highest_ack = highest_ack;
+        s.maxseq = maxseq;
+        s.t_seqno = maxseq + 1;
+        s
+    }
+
+    #[test]
+    fn scoreboard_merges_and_forgets_what_is_acked() {
+        let mut r = Sack::default();
+        let s = st(-1, 20);
+        r.on_sack(&s, &[(3, 5), (8, 9)]);
+        r.on_sack(&s, &[(5, 6), (10, 12)]);
+        assert_eq!(r.sacked, vec![(3, 6), (8, 9), (10, 12)]);
+        r.on_sack(&s, &[(9, 10)]);
+        assert_eq!(r.sacked, vec![(3, 6), (8, 12)]);
+        r.drop_to(4);
+        assert_eq!(r.sacked, vec![(5, 6), (8, 12)]);
+        r.drop_to(7);
+        assert_eq!(r.sacked, vec![(8, 12)]);
+    }
+
+    #[test]
+    fn is_lost_needs_three_sacked_above_and_pipe_counts_per_rfc6675() {
+        let mut r = Sack::default();
+        let s = st(0, 10); // outstanding 1..=10
+        r.on_sack(&s, &[(3, 4), (6, 8)]); // SACKed 3, 6, 7
+        assert_eq!(r.lost_below(), 3, "1 and 2 have 3 SACKed above; 4 and 5 only 2");
+        // unSACKed 1 2 4 5 8 9 10 = 7; lost 1 2; nothing retransmitted: pipe 5
+        r.high_rxt = i64::MIN;
+        assert_eq!(r.pipe(&s), 5);
+        r.high_rxt = 1; // 1 retransmitted: counted again
+        assert_eq!(r.pipe(&s), 6);
+    }
+}
