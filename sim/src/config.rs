@@ -34,6 +34,10 @@ crate::params! {
         /// TCP of every flow: a preset (`python -m analysis schema config` lists them) or a mapping of the window
         /// law (cc), loss recovery, release and knobs.
         tcp: TcpConfig = TcpConfig::named("reno");
+        /// Variant mix: each route's long flows split into groups with their own TCP, as
+        /// "reno:10,highspeed:10" (or + between groups); counts add up to flows. Groups keep the
+        /// tcp section's common settings. null = every flow uses tcp.
+        tcp_mix: Option<String> = None, unit "";
         /// The network: dumbbell (set by the flat keys) or parking_lot.
         topology: TopologyConfig = TopologyConfig::named("dumbbell");
         /// Long-lived flows (per route of the topology).
@@ -147,6 +151,13 @@ impl SimConfig {
         let n = net.long_flows();
         if n as i64 > MAX_FLOWS {
             return err("flows", format!("the topology's routes hold {n} long flows; at most {MAX_FLOWS}"));
+        }
+        if let Some(mix) = &self.tcp_mix {
+            for (r, route) in net.routes.iter().enumerate() {
+                let per_route = if net.routes.len() > 1 { format!(" (route {r})") } else { String::new() };
+                crate::tcp::mix::check(mix, &self.tcp, route.flows as i64)
+                    .map_err(|m| ConfigError::at("tcp_mix", format!("{m}{per_route}")))?;
+            }
         }
         if let Some(rtts) = &self.rtts_ms {
             if rtts.len() != n {

@@ -239,6 +239,8 @@ crate::table! {
         flow_id: i64, unit "";
         /// The route's index in the topology.
         route_id: i64, unit "";
+        /// The flow's TCP: its tcp_mix group, or the tcp preset or window law of every flow.
+        group: String, unit "";
         /// The topology links the flow crosses, in order.
         link_ids: Vec<i64>, unit "";
         /// Two-way propagation delay.
@@ -261,6 +263,8 @@ crate::table! {
         delivered_pkts: i64, unit "pkts";
         /// Packets dropped on any link, whole run.
         dropped_pkts: i64, unit "pkts";
+        /// Packets of the flow dropped on any link over packets it sent, in the measured window.
+        loss_rate: Option<f64>, unit "fraction";
         /// Packets still in the network at the end.
         in_flight_pkts: i64, unit "pkts";
     }

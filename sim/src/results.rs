@@ -68,6 +68,7 @@ impl World<'_> {
                 FlowRow {
                     flow_id: f as i64,
                     route_id: route as i64,
+                    group: self.group_label(self.flow_group[f]).to_string(),
                     link_ids: self.net.routes[route].links.iter().map(|&l| l as i64).collect(),
                     rtt_ms: self.rtt_s[f] * 1000.0,
                     start_s: self.start_s[f],
@@ -79,6 +80,10 @@ impl World<'_> {
                     sent_pkts: s.sent as i64,
                     delivered_pkts: self.receivers[f].arrivals as i64,
                     dropped_pkts: self.flow_dropped[f] as i64,
+                    loss_rate: {
+                        let sent = s.sent - warm_stats.sent;
+                        (sent > 0).then(|| (self.flow_dropped[f] - self.flow_dropped_at_warm[f]) as f64 / sent as f64)
+                    },
                     in_flight_pkts: in_flight[f] as i64,
                 }
             })

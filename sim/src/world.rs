@@ -21,7 +21,7 @@ use crate::short::ShortFlows;
 use crate::source::{OpenLoopSource, Pattern};
 use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::{SenderStats, TcpParams, TcpSender};
-use crate::tcp::LawFactory;
+use crate::tcp::{mix, LawFactory, TcpConfig};
 use crate::time::{from_secs, to_secs, Time};
 use crate::topology::Network;
 use crate::trace::{Trace, DEQUEUE, DROP, ENQUEUE};
@@ -83,7 +83,11 @@ pub struct World<'c> {
     /// number (packets stay 24 bytes), and a return path is one lossless FIFO delay line, so the
     /// i-th ACK delivered is the i-th sent (checked on delivery). Empty for connections without SACK.
     ack_sack: Vec<VecDeque<(i64, SackList)>>,
-    law: LawFactory,
+    /// The TCP of each group with its window-law factory: group 0 is the `tcp` section (short
+    /// flows, and every long flow without a mix), then the `tcp_mix` groups.
+    groups: Vec<(TcpConfig, LawFactory)>,
+    /// Each long flow's group.
+    pub(crate) flow_group: Vec<usize>,
     tcp_params: TcpParams,
     /// The topology route of each long flow.
     pub(crate) flow_route: Vec<usize>,
@@ -102,6 +106,7 @@ pub struct World<'c> {
     pub(crate) edge_at_warm: LinkCounters,
     pub(crate) flow_dropped: Vec<u64>,
     pub(crate) flow_at_warm: Vec<(SenderStats, u64)>,
+    pub(crate) flow_dropped_at_warm: Vec<u64>,
     pub(crate) cwnd_sum: Vec<f64>,
     pub(crate) cwnd_samples: u64,
     sample_interval: Time,
@@ -142,7 +147,8 @@ impl<'c> World<'c> {
             senders: Vec::with_capacity(n),
             receivers: Vec::with_capacity(n),
             ack_sack: Vec::with_capacity(n),
-            law: cfg.tcp.law_factory(),
+            groups: Self::tcp_groups(cfg),
+            flow_group: Vec::with_capacity(n),
             tcp_params,
             flow_route: Vec::with_capacity(n),
             rtt_s: Vec::with_capacity(n),
@@ -159,6 +165,7 @@ impl<'c> World<'c> {
             edge_at_warm: LinkCounters::default(),
             flow_dropped: vec![0; n],
             flow_at_warm: vec![(SenderStats::default(), 0); n],
+            flow_dropped_at_warm: vec![0; n],
             cwnd_sum: vec![0.0; n],
             cwnd_samples: 0,
             sample_interval: from_secs(cfg.sample_interval_s).max(1),
@@ -217,7 +224,8 @@ impl<'c> World<'c> {
         let seed = cfg.seed as u64;
         let mut f = 0usize;
         for r in 0..self.net.routes.len() {
-            for _ in 0..self.net.routes[r].flows {
+            for i in 0..self.net.routes[r].flows {
+                self.flow_group.push(self.group_of(i));
                 let mut rng = stream(seed, Stream::Topology, f as u64);
                 self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
                 let u: f64 = rng.random();
@@ -231,8 +239,9 @@ impl<'c> World<'c> {
             }
         }
         for f in 0..self.n_long {
-            let sender = self.new_sender(stream(seed, Stream::Sender, f as u64));
-            self.add_connection(self.flow_route[f], self.rtt_s[f], sender);
+            let g = self.flow_group[f];
+            let sender = self.new_sender(g, stream(seed, Stream::Sender, f as u64));
+            self.add_connection(self.flow_route[f], self.rtt_s[f], g, sender);
         }
     }
 
@@ -278,9 +287,34 @@ impl<'c> World<'c> {
         }
     }
 
-    fn new_sender(&self, rng: SimRng) -> TcpSender {
-        let t = &self.cfg.tcp;
-        TcpSender::new(self.tcp_params, (self.law)(), t.make_recovery(), t.make_release(rng))
+    fn tcp_groups(cfg: &SimConfig) -> Vec<(TcpConfig, LawFactory)> {
+        let mut groups = vec![cfg.tcp.clone()];
+        if let Some(mix) = &cfg.tcp_mix {
+            groups.extend(mix::parse(mix).expect("validated").iter().map(|g| cfg.tcp.group(&g.name).expect("validated")));
+        }
+        groups.into_iter().map(|t| { let f = t.law_factory(); (t, f) }).collect()
+    }
+
+    /// The group of the i-th long flow of a route (0 without a mix).
+    fn group_of(&self, i: usize) -> usize {
+        let Some(mix) = &self.cfg.tcp_mix else { return 0 };
+        let mut end = 0;
+        for (g, group) in mix::parse(mix).expect("validated").iter().enumerate() {
+            end += group.flows as usize;
+            if i < end {
+                return g + 1;
+            }
+        }
+        unreachable!("mix counts add up to the route's flows (validated)")
+    }
+
+    pub(crate) fn group_label(&self, g: usize) -> &'static str {
+        self.groups[g].0 .0.label
+    }
+
+    fn new_sender(&self, group: usize, rng: SimRng) -> TcpSender {
+        let (t, law) = &self.groups[group];
+        TcpSender::new(self.tcp_params, law(), t.make_recovery(), t.make_release(rng))
     }
 
     fn new_receiver(&self) -> TcpReceiver {
@@ -289,7 +323,7 @@ impl<'c> World<'c> {
 
     /// A new connection over topology route `route`: its access link, its return path, its sender
     /// and receiver. Returns its id.
-    fn add_connection(&mut self, route: usize, rtt_s: f64, sender: TcpSender) -> usize {
+    fn add_connection(&mut self, route: usize, rtt_s: f64, group: usize, sender: TcpSender) -> usize {
         let mut hops = Vec::with_capacity(self.net.routes[route].links.len() + 1);
         if let Some(mbps) = self.cfg.access_mbps {
             let queue = Discipline::DropTail(DropTailQueue::new(Limit::Packets(self.cfg.access_buffer_pkts as u64)));
@@ -300,7 +334,7 @@ impl<'c> World<'c> {
         let back = self.return_delay(route, rtt_s);
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
-        let sack = self.cfg.tcp.common().recovery == "sack";
+        let sack = self.groups[group].0.common().recovery == "sack";
         self.conns.push(Conn { fwd, rev, route: route as u32, pending_rto: IDLE, pending_send: IDLE,
                                pending_delack: IDLE, sack });
         self.ack_sack.push(VecDeque::new());
@@ -407,6 +441,7 @@ impl<'c> World<'c> {
                 self.edge_at_warm = self.edge;
                 for f in 0..self.n_long {
                     self.flow_at_warm[f] = (self.senders[f].stats(), self.receivers[f].delivered);
+                    self.flow_dropped_at_warm[f] = self.flow_dropped[f];
                 }
             }
         }
@@ -624,9 +659,9 @@ impl<'c> World<'c> {
         let size = short.size_pkts;
         self.events.push(self.now + gap, Event::ShortArrival);
         let f = flow.conn;
-        let sender = self.new_sender(flow.sender_rng).with_size(size);
+        let sender = self.new_sender(0, flow.sender_rng).with_size(size);
         if flow.fresh {
-            let conn = self.add_connection(self.net.default_route, flow.rtt_s, sender);
+            let conn = self.add_connection(self.net.default_route, flow.rtt_s, 0, sender);
             debug_assert_eq!(conn, f);
         } else {
             // The slot's old flow has nothing left in the network (see `short`).

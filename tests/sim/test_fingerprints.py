@@ -62,6 +62,9 @@ REFERENCE: dict[str, dict[str, Any]] = {
                         buffer_pkts=40, access_mbps=100, short_mbps=2, poisson_mbps=1,
                         topology=dict(name="parking_lot", links=[dict(rate_mbps=50, delay_ms=5),
                                                                  dict(rate_mbps=20, delay_ms=15, buffer_pkts=25)])),
+    # Added with 0.4.0: SACK recovery, and a variant mix.
+    "sack": dict(tcp="sack", flows=20, buffer_pkts=10, **_DUMB),
+    "mix": dict(tcp="reno", tcp_mix="reno:4,newreno:3,sack:3", flows=10, buffer_pkts=12, **_DUMB),
 }
 
 NULL_WAS_NAN = {

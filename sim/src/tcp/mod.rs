@@ -18,6 +18,7 @@
 //! Adding a window law, recovery or release: one file, plus its variant and table line in the
 //! registry below.
 
+pub mod mix;
 pub mod newreno;
 pub mod receiver;
 pub mod recovery;
