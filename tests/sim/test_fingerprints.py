@@ -62,9 +62,11 @@ REFERENCE: dict[str, dict[str, Any]] = {
                         buffer_pkts=40, access_mbps=100, short_mbps=2, poisson_mbps=1,
                         topology=dict(name="parking_lot", links=[dict(rate_mbps=50, delay_ms=5),
                                                                  dict(rate_mbps=20, delay_ms=15, buffer_pkts=25)])),
-    # Added with 0.4.0: SACK recovery, and a variant mix.
+    # Added with 0.4.0: SACK recovery, the Linux window laws, and a variant mix.
     "sack": dict(tcp="sack", flows=20, buffer_pkts=10, **_DUMB),
-    "mix": dict(tcp="reno", tcp_mix="reno:4,newreno:3,sack:3", flows=10, buffer_pkts=12, **_DUMB),
+    "highspeed": dict(tcp="highspeed", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "scalable": dict(tcp="scalable", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
 }
 
 NULL_WAS_NAN = {

@@ -1,0 +1,55 @@
+//! What the Linux congestion modules share, as ns-2's TCP-Linux runs them (ns-2 2.35
+//! `tcp/linux/`, modules taken from Linux 2.6.22.6; the ABS paper used the same framework):
+//! - the window is an integer `snd_cwnd` with a counter `snd_cwnd_cnt` of ACKs towards the next
+//!   increment (`LinuxCwnd`), where ns-2's own agents keep a fractional cwnd;
+//! - slow start while cwnd <= ssthresh (Linux's test, where ns-2's agents use <): +1 per ACK;
+//! - `cong_avoid_ai(w)`: +1 packet after w ACKs (Linux `tcp_cong_avoid_ai`);
+//! - on a loss the module's `ssthresh()` gives the new threshold from the current cwnd, and
+//!   cwnd drops to it (after a timeout to 1).
+//! The window never exceeds the receiver's cap `wmax` (Linux's `snd_cwnd_clamp`).
+
+use super::TcpState;
+
+/// An integer congestion window and its increment counter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinuxCwnd {
+    pub cnt: u32,
+}
+
+impl LinuxCwnd {
+    /// `snd_cwnd` as an integer (the engine keeps cwnd in an f64; Linux laws keep it whole).
+    pub fn cwnd(st: &TcpState) -> u32 {
+        st.cwnd as u32
+    }
+
+    /// Linux's `snd_cwnd <= snd_ssthresh`.
+    pub fn in_slow_start(st: &TcpState) -> bool {
+        st.cwnd <= st.ssthresh
+    }
+
+    /// +1 per ACK, below the clamp.
+    pub fn slow_start(&mut self, st: &mut TcpState) {
+        if st.cwnd < st.wmax {
+            st.cwnd += 1.0;
+        }
+    }
+
+    /// +1 packet once `w` ACKs have been counted.
+    pub fn cong_avoid_ai(&mut self, st: &mut TcpState, w: u32) {
+        if self.cnt >= w {
+            if st.cwnd < st.wmax {
+                st.cwnd += 1.0;
+            }
+            self.cnt = 0;
+        } else {
+            self.cnt += 1;
+        }
+    }
+
+    /// A loss: ssthresh from the module, cwnd down to it (`timeout`: to 1); the count restarts.
+    pub fn on_loss(&mut self, st: &mut TcpState, ssthresh: u32, timeout: bool) {
+        st.ssthresh = ssthresh.max(2) as f64;
+        st.cwnd = if timeout { 1.0 } else { st.ssthresh.min(st.wmax) };
+        self.cnt = 0;
+    }
+}
