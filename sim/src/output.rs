@@ -240,7 +240,7 @@ crate::table! {
         /// The route's index in the topology.
         route_id: i64, unit "";
         /// The flow's TCP: its tcp_mix group, or the tcp preset or window law of every flow.
-        group: String, unit "";
+        tcp_group: String, unit "";
         /// The topology links the flow crosses, in order.
         link_ids: Vec<i64>, unit "";
         /// Two-way propagation delay.

@@ -68,7 +68,7 @@ impl World<'_> {
                 FlowRow {
                     flow_id: f as i64,
                     route_id: route as i64,
-                    group: self.group_label(self.flow_group[f]).to_string(),
+                    tcp_group: self.group_label(self.flow_group[f]).to_string(),
                     link_ids: self.net.routes[route].links.iter().map(|&l| l as i64).collect(),
                     rtt_ms: self.rtt_s[f] * 1000.0,
                     start_s: self.start_s[f],
