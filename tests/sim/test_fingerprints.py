@@ -65,6 +65,7 @@ REFERENCE: dict[str, dict[str, Any]] = {
     # Added with 0.4.0: SACK recovery, the Linux window laws, and a variant mix.
     "sack": dict(tcp="sack", flows=20, buffer_pkts=10, **_DUMB),
     "highspeed": dict(tcp="highspeed", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "cubic": dict(tcp="cubic", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "scalable": dict(tcp="scalable", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
 }

@@ -18,6 +18,7 @@
 //! Adding a window law, recovery or release: one file, plus its variant and table line in the
 //! registry below.
 
+pub mod cubic;
 pub mod highspeed;
 pub mod linux;
 pub mod mix;
@@ -197,11 +198,12 @@ pub struct LawEntry {
 pub enum AnyLaw {
     NewReno(newreno::Aimd),
     HighSpeed(highspeed::HighSpeed),
+    Cubic(cubic::Cubic),
     Scalable(scalable::Scalable),
 }
 
 /// The window laws (`tcp.cc`).
-pub const LAWS: &[LawEntry] = &[newreno::ENTRY, highspeed::ENTRY, scalable::ENTRY];
+pub const LAWS: &[LawEntry] = &[newreno::ENTRY, cubic::ENTRY, highspeed::ENTRY, scalable::ENTRY];
 
 /// A loss recovery, statically dispatched.
 #[enum_dispatch(Recovery)]
@@ -299,6 +301,11 @@ pub static TCP: UnionDef = UnionDef {
             name: "sack",
             doc: "TCP with SACK (RFC 6675 recovery) and the AIMD law (ns-2 Agent/TCP/Sack1, ns-3's default)",
             set: &[("cc", "newreno"), ("recovery", "sack"), ("release", "window")],
+        },
+        PresetDef {
+            name: "cubic",
+            doc: "CUBIC 2.1 with SACK, as ns-2's TCP-Linux with a Sack1 sink",
+            set: &[("cc", "cubic"), ("recovery", "sack"), ("release", "window")],
         },
         PresetDef {
             name: "highspeed",
