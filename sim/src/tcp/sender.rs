@@ -268,7 +268,8 @@ impl TcpSender {
                     c.output(now, ackno + 1, out);
                 }
                 AckKind::InRecovery => {
-                    c.st.dupacks = 0;
+                    // dupacks stays >= 3 until recovery ends, as after NewReno's partial ACKs:
+                    // the duplicates that follow must not release Limited Transmit packets.
                     c.restart_rto(now);
                 }
             }
@@ -462,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    fn sack_falls_back_to_a_timeout_when_a_retransmission_is_lost_and_recovers() {
+    fn sack_repairs_a_burst_of_six_losses_with_at_most_one_timeout() {
         let (retx, timeouts, sent) = drive(make("sack").with_size(40), &[5, 6, 7, 8, 9, 10], 39);
         assert!(timeouts <= 1, "{timeouts}");
         assert!((5..=10).all(|s| retx.contains(&s)));
