@@ -36,7 +36,8 @@ pub enum Role {
     Net(u32),
     /// A connection's access link (counted together with the others).
     Access,
-    /// A connection's return path (a pure delay).
+    /// A pure delay: a connection's return path, or the forward propagation ahead of the route of
+    /// a connection that measures one-way delay.
     Return,
 }
 

@@ -40,6 +40,15 @@ pub(crate) struct Route {
 /// No timer event pending (later than any deadline).
 const IDLE: Time = Time::MAX;
 
+/// What an ACK carries beside its number, kept beside the connection (see `World::ack_opts`).
+#[derive(Clone, Copy, Debug)]
+struct AckOptions {
+    ackno: i64,
+    sack: SackList,
+    /// The sequence whose timestamp the ACK echoes, and when the receiver sent it.
+    stamp: Option<(i64, Time)>,
+}
+
 /// What the world keeps of a connection beside its sender and receiver (one struct: a packet's
 /// path touches all of it).
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +65,9 @@ struct Conn {
     pending_delack: Time,
     /// The receiver reports SACK blocks (the sender's recovery is `sack`).
     sack: bool,
+    /// The receiver echoes timestamps (the sender's window law reads them); the forward route
+    /// then starts with a pure delay (see `path_delays`).
+    stamps: bool,
 }
 
 /// SACK blocks per ACK: 3, as ns-2's `TCPSink/Sack1` and real stacks, whose timestamp option
@@ -79,10 +91,11 @@ pub struct World<'c> {
     route_delivered: Vec<u64>,
     pub(crate) senders: Vec<TcpSender>,
     pub(crate) receivers: Vec<TcpReceiver>,
-    /// The SACK blocks of each connection's ACKs in flight, oldest first: ACKs carry only their
+    /// The options of each connection's ACKs in flight, oldest first: ACKs carry only their
     /// number (packets stay 24 bytes), and a return path is one lossless FIFO delay line, so the
-    /// i-th ACK delivered is the i-th sent (checked on delivery). Empty for connections without SACK.
-    ack_sack: Vec<VecDeque<(i64, SackList)>>,
+    /// i-th ACK delivered is the i-th sent (checked on delivery). Empty for connections with
+    /// neither SACK nor timestamps.
+    ack_opts: Vec<VecDeque<AckOptions>>,
     /// The TCP of each group with its window-law factory: group 0 is the `tcp` section (short
     /// flows, and every long flow without a mix), then the `tcp_mix` groups.
     groups: Vec<(TcpConfig, LawFactory)>,
@@ -146,7 +159,7 @@ impl<'c> World<'c> {
             route_delivered: Vec::new(),
             senders: Vec::with_capacity(n),
             receivers: Vec::with_capacity(n),
-            ack_sack: Vec::with_capacity(n),
+            ack_opts: Vec::with_capacity(n),
             groups: Self::tcp_groups(cfg),
             flow_group: Vec::with_capacity(n),
             tcp_params,
@@ -324,30 +337,41 @@ impl<'c> World<'c> {
     /// A new connection over topology route `route`: its access link, its return path, its sender
     /// and receiver. Returns its id.
     fn add_connection(&mut self, route: usize, rtt_s: f64, group: usize, sender: TcpSender) -> usize {
-        let mut hops = Vec::with_capacity(self.net.routes[route].links.len() + 1);
+        let stamps = sender.wants_timestamps();
+        let (ahead, back) = self.path_delays(route, rtt_s, stamps);
+        let mut hops = Vec::with_capacity(self.net.routes[route].links.len() + 2);
+        if stamps {
+            hops.push(self.add_link(Link::delay_only(ahead, Role::Return)));
+        }
         if let Some(mbps) = self.cfg.access_mbps {
             let queue = Discipline::DropTail(DropTailQueue::new(Limit::Packets(self.cfg.access_buffer_pkts as u64)));
             hops.push(self.add_link(Link::serial(mbps * 1e6, queue, 0, Role::Access)));
         }
         hops.extend_from_slice(&self.net.routes[route].links);
         let fwd = self.add_route(&hops);
-        let back = self.return_delay(route, rtt_s);
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
         let sack = self.groups[group].0.common().recovery == "sack";
         self.conns.push(Conn { fwd, rev, route: route as u32, pending_rto: IDLE, pending_send: IDLE,
-                               pending_delack: IDLE, sack });
-        self.ack_sack.push(VecDeque::new());
+                               pending_delack: IDLE, sack, stamps });
+        self.ack_opts.push(VecDeque::new());
         self.receivers.push(self.new_receiver());
         self.senders.push(sender);
         self.senders.len() - 1
     }
 
-    /// The delay of a connection's return path: its RTT less its route's one-way link delay (RTTs
-    /// are at least twice that, see `topology`), and never zero, so that a packet's route ends
-    /// only after a link (see `enter`).
-    fn return_delay(&self, route: usize, rtt_s: f64) -> Time {
-        (from_secs(rtt_s) - self.net.one_way(route)).max(1)
+    /// A connection's propagation delays beyond its route's links: (ahead of the route, on the
+    /// return path). The return path takes the RTT less the route's one-way link delay (RTTs are
+    /// at least twice that, see `topology`), and is never zero, so that a packet's route ends
+    /// only after a link (see `enter`). A connection that measures one-way delay (timestamps,
+    /// TCP-LP) has the RTT split evenly between directions instead, as on a real path and in
+    /// ns-2's duplex links: with it all on the return path, the forward delay would be the
+    /// queueing alone, under a millisecond, which timestamps in ms cannot see.
+    fn path_delays(&self, route: usize, rtt_s: f64, stamps: bool) -> (Time, Time) {
+        let one_way = self.net.one_way(route);
+        let rtt = from_secs(rtt_s);
+        let ahead = if stamps { (rtt / 2 - one_way).max(1) } else { 0 };
+        (ahead, (rtt - one_way - ahead).max(1))
     }
 
     /// Runs to `duration_s`. `poll` is called every 2^18 events; returning true stops the run
@@ -616,10 +640,11 @@ impl<'c> World<'c> {
                 self.short_left(f);
             }
             Kind::Ack => {
-                if self.conns[f].sack {
-                    let (ackno, blocks) = self.ack_sack[f].pop_front().expect("an ACK was sent");
-                    assert_eq!(ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
-                    self.senders[f].on_ack_with(self.now, pkt.seq, blocks.as_slice(), &mut self.outbox);
+                if self.conns[f].sack || self.conns[f].stamps {
+                    let opts = self.ack_opts[f].pop_front().expect("an ACK was sent");
+                    assert_eq!(opts.ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
+                    self.senders[f].on_ack_stamped(self.now, pkt.seq, opts.sack.as_slice(), opts.stamp,
+                                                   &mut self.outbox);
                 } else {
                     self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
                 }
@@ -667,9 +692,14 @@ impl<'c> World<'c> {
             // The slot's old flow has nothing left in the network (see `short`).
             self.senders[f] = sender;
             self.receivers[f] = self.new_receiver();
-            let ret = self.hops[self.conns[f].rev.start as usize] as usize;
-            let back = self.return_delay(self.net.default_route, flow.rtt_s);
+            let conn = self.conns[f];
+            let (ahead, back) = self.path_delays(self.net.default_route, flow.rtt_s, conn.stamps);
+            let ret = self.hops[conn.rev.start as usize] as usize;
             self.links[ret].set_delay(back);
+            if conn.stamps {
+                let first = self.hops[conn.fwd.start as usize] as usize;
+                self.links[first].set_delay(ahead);
+            }
         }
         self.senders[f].start(self.now, &mut self.outbox);
         self.flush(f);
@@ -680,8 +710,12 @@ impl<'c> World<'c> {
         if let Some(short) = self.short.as_mut() {
             short.entered(f);
         }
-        if self.conns[f].sack {
-            self.ack_sack[f].push_back((ack, self.receivers[f].sack_blocks(SACK_BLOCKS)));
+        let conn = &self.conns[f];
+        if conn.sack || conn.stamps {
+            let r = &self.receivers[f];
+            let sack = if conn.sack { r.sack_blocks(SACK_BLOCKS) } else { SackList::default() };
+            let stamp = conn.stamps.then_some((r.last_arrival_seq, self.now));
+            self.ack_opts[f].push_back(AckOptions { ackno: ack, sack, stamp });
         }
         let pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
         self.enter(pkt, self.conns[f].rev);

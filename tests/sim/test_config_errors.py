@@ -17,7 +17,7 @@ def parking_lot(**params):
 @pytest.mark.parametrize(
     "fields, field, hint",
     [
-        ({"tcp": "vegas"}, "tcp", "reno, newreno, sack, cubic, highspeed, scalable, paced, poisson"),
+        ({"tcp": "vegas"}, "tcp", "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, paced, poisson"),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),
         ({"warmup_s": 60, "duration_s": 60}, "warmup_s", "< duration_s"),

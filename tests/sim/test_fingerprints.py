@@ -67,6 +67,11 @@ REFERENCE: dict[str, dict[str, Any]] = {
     "highspeed": dict(tcp="highspeed", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "cubic": dict(tcp="cubic", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "scalable": dict(tcp="scalable", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "bic": dict(tcp="bic", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "htcp": dict(tcp=dict(cc="htcp", recovery="sack", tick_ms=1), flows=4, buffer_pkts=40,
+                 **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "westwood": dict(tcp="westwood", flows=6, buffer_pkts=20, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 50}),
+    "lp": dict(tcp="lp", tcp_mix="lp:2,reno:2", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000}),
     "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
 }
 

@@ -16,8 +16,8 @@ def snapshot(path):
     "args, key, allowed",
     [
         (["-m", "bufer_pkts=5,10"], "bufer_pkts", "buffer_pkts"),
-        (["-m", "tcp=reno,vegas"], "tcp", "cubic, highspeed, newreno, paced, poisson, reno, sack, scalable"),
-        (["tcp=vegas"], "tcp", "cubic, highspeed, newreno, paced, poisson, reno, sack, scalable"),
+        (["-m", "tcp=reno,vegas"], "tcp", "bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
+        (["tcp=vegas"], "tcp", "bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
         (["-m", "buffer_pkts=-5,10"], "buffer_pkts", "[0,"),
         (["-m", "flows=abc,10"], "flows", "an integer"),
         (["-m", "core_mbps=0,10"], "core_mbps", "> 0"),

@@ -28,7 +28,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     (["--config-dir", str(ROOT / "conf"), "--cfg", "job", "rtt_ms=42"], "rtt_ms: 42"),
     (["hydra/job_logging=disabled", "--cfg", "hydra"], "job_logging"),
     (["experiment=smoke", "--cfg", "job"], "name: smoke"),  # no '+' needed
-    (["--help"], "tcp: cubic, highspeed, newreno, paced, poisson, reno, sack, scalable"),
+    (["--help"], "tcp: bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
 ])
 def test_hydra_flags_work(args, expect):
     res = run(*args)
@@ -58,7 +58,8 @@ def test_glob_expands_against_the_group():
 
     from sweeps.precheck import _group_values, group_options
 
-    o = OverridesParser.create().parse_overrides(["tcp=glob(*,exclude=[poisson,sack,cubic,highspeed,scalable])"])[0]
+    exclude = "poisson,sack,cubic,highspeed,scalable,bic,htcp,westwood,lp"
+    o = OverridesParser.create().parse_overrides([f"tcp=glob(*,exclude=[{exclude}])"])[0]
     assert _group_values(o, "tcp", group_options()["tcp"]) == ["newreno", "paced", "reno"]
 
 

@@ -18,9 +18,12 @@
 //! Adding a window law, recovery or release: one file, plus its variant and table line in the
 //! registry below.
 
+pub mod bic;
 pub mod cubic;
 pub mod highspeed;
+pub mod htcp;
 pub mod linux;
+pub mod lp;
 pub mod mix;
 pub mod newreno;
 pub mod receiver;
@@ -28,6 +31,7 @@ pub mod recovery;
 pub mod release;
 pub mod scalable;
 pub mod sender;
+pub mod westwood;
 
 use crate::params::{float_in, int_in, one_of, opt, positive, non_negative, PresetDef, UnionDef, Value, VariantDef};
 use crate::rng::SimRng;
@@ -95,6 +99,16 @@ impl TcpState {
     pub fn outstanding(&self) -> i64 {
         self.maxseq - self.highest_ack
     }
+
+    /// Linux's `TCP_CA_Open`: neither in fast recovery nor still recovering the window a timeout
+    /// went back over.
+    pub fn ca_open(&self) -> bool {
+        match self.last_action {
+            CwndAction::DupAck => false,
+            CwndAction::Timeout => self.highest_ack >= self.recover,
+            CwndAction::None | CwndAction::Exited => true,
+        }
+    }
 }
 
 /// What a window law learns from a new cumulative ACK.
@@ -108,9 +122,43 @@ pub struct Ack {
     pub rtt_sample_s: Option<f64>,
 }
 
+/// What every ACK, new or duplicate, tells a window law, after the RTT estimator took its sample
+/// (Linux's `pkts_acked` and `cwnd_event(CA_EVENT_FAST_ACK / SLOW_ACK)` hooks, which the
+/// delay- and rate-based laws need).
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    pub now: Time,
+    /// Packets newly acknowledged; 0 for a duplicate ACK.
+    pub acked_pkts: i64,
+    /// The sender's smoothed RTT, this ACK's sample included.
+    pub srtt_s: Option<f64>,
+    /// The ACK carried SACK blocks.
+    pub sacked: bool,
+    /// The sender was in Linux's Open state when the ACK arrived (`TcpState::ca_open`).
+    pub open: bool,
+    /// The timestamps it echoes, for laws that ask for them (`WindowLaw::wants_timestamps`).
+    pub echo: Option<Echo>,
+}
+
+/// An ACK's timestamps (RFC 7323), in the one clock of the simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Echo {
+    /// When the sender sent the data packet whose timestamp the ACK echoes (TSecr).
+    pub data_sent: Time,
+    /// When the receiver sent the ACK (TSval).
+    pub ack_sent: Time,
+}
+
 /// A window law (`cc`): window growth on ACKs and the response to losses.
 #[enum_dispatch]
 pub trait WindowLaw: Send {
+    /// Every ACK, new or duplicate, in or out of recovery, before the sender acts on it (`st`
+    /// still holds the old `highest_ack`).
+    fn on_ack_event(&mut self, _st: &mut TcpState, _ev: &AckEvent) {}
+    /// The law reads timestamps (`AckEvent::echo`): the receiver echoes them only then.
+    fn wants_timestamps(&self) -> bool {
+        false
+    }
     /// A new cumulative ACK outside loss recovery (`st` still holds the old `highest_ack`).
     fn on_ack(&mut self, st: &mut TcpState, ack: &Ack);
     /// Three duplicate ACKs: set ssthresh and cwnd before the hole is retransmitted.
@@ -200,10 +248,15 @@ pub enum AnyLaw {
     HighSpeed(highspeed::HighSpeed),
     Cubic(cubic::Cubic),
     Scalable(scalable::Scalable),
+    Bic(bic::Bic),
+    Htcp(htcp::Htcp),
+    Westwood(westwood::Westwood),
+    Lp(lp::Lp),
 }
 
 /// The window laws (`tcp.cc`).
-pub const LAWS: &[LawEntry] = &[newreno::ENTRY, cubic::ENTRY, highspeed::ENTRY, scalable::ENTRY];
+pub const LAWS: &[LawEntry] = &[newreno::ENTRY, cubic::ENTRY, highspeed::ENTRY, scalable::ENTRY, bic::ENTRY,
+                                htcp::ENTRY, westwood::ENTRY, lp::ENTRY];
 
 /// A loss recovery, statically dispatched.
 #[enum_dispatch(Recovery)]
@@ -316,6 +369,26 @@ pub static TCP: UnionDef = UnionDef {
             name: "scalable",
             doc: "Scalable TCP with SACK, as ns-2's TCP-Linux with a Sack1 sink",
             set: &[("cc", "scalable"), ("recovery", "sack"), ("release", "window")],
+        },
+        PresetDef {
+            name: "bic",
+            doc: "BIC with SACK, as ns-2's TCP-Linux with a Sack1 sink",
+            set: &[("cc", "bic"), ("recovery", "sack"), ("release", "window")],
+        },
+        PresetDef {
+            name: "htcp",
+            doc: "H-TCP with SACK, as ns-2's TCP-Linux with a Sack1 sink",
+            set: &[("cc", "htcp"), ("recovery", "sack"), ("release", "window")],
+        },
+        PresetDef {
+            name: "westwood",
+            doc: "Westwood+ with SACK, as ns-2's TCP-Linux with a Sack1 sink",
+            set: &[("cc", "westwood"), ("recovery", "sack"), ("release", "window")],
+        },
+        PresetDef {
+            name: "lp",
+            doc: "TCP-LP with SACK and timestamps, as ns-2's TCP-Linux with a Sack1 sink",
+            set: &[("cc", "lp"), ("recovery", "sack"), ("release", "window")],
         },
         PresetDef {
             name: "paced",

@@ -46,6 +46,9 @@ pub struct TcpReceiver {
     pub delack_deadline: Option<Time>,
     /// Packets that arrived (duplicates included).
     pub arrivals: u64,
+    /// The sequence of the last packet that arrived: its timestamp is the one an ACK echoes (as
+    /// ns-2's TCPSink echoes the packet that triggered the ACK).
+    pub last_arrival_seq: i64,
     /// New in-order packets delivered to the application.
     pub delivered: u64,
 }
@@ -61,6 +64,7 @@ impl TcpReceiver {
             delack,
             delack_deadline: None,
             arrivals: 0,
+            last_arrival_seq: -1,
             delivered: 0,
         }
     }
@@ -114,6 +118,7 @@ impl TcpReceiver {
     /// A data packet arrived; returns (ACK to send now, new in-order packets delivered).
     pub fn on_data(&mut self, now: Time, seq: i64) -> (Option<i64>, u64) {
         self.arrivals += 1;
+        self.last_arrival_seq = seq;
         let mut in_order = false;
         let mut new = 0u64;
         if seq == self.next_expected {

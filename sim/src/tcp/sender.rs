@@ -23,7 +23,7 @@
 //! and exposes its timer deadlines (`rto_deadline`, `send_deadline`), which the world turns
 //! into (lazily rescheduled) events.
 
-use super::{Ack, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Recovery, Release, TcpState, WindowLaw};
+use super::{Ack, AckEvent, AckKind, AnyLaw, Echo, AnyRecovery, AnyRelease, CwndAction, Recovery, Release, TcpState, WindowLaw};
 use crate::time::{from_secs, to_secs, Time};
 
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +61,9 @@ pub struct SenderCore {
     /// Packets to send in all (i64::MAX = unbounded).
     size_pkts: i64,
     pub stats: SenderStats,
+    /// When each recent sequence was last sent, indexed by `seq & (len - 1)` (ns-2's `tss`):
+    /// the timestamp an ACK echoes. Empty unless the window law reads timestamps.
+    sent_at: Vec<Time>,
 }
 
 impl SenderCore {
@@ -110,8 +113,17 @@ impl SenderCore {
         r
     }
 
+    /// When `seq` was last sent, if the sender keeps timestamps.
+    fn sent_at(&self, seq: i64) -> Option<Time> {
+        let mask = self.sent_at.len().checked_sub(1)?;
+        (seq >= 0 && seq <= self.st.maxseq).then(|| self.sent_at[seq as usize & mask])
+    }
+
     /// Emits `seq` (new data or a retransmission) and arms the RTO if it is not running.
     fn output(&mut self, now: Time, seq: i64, out: &mut Vec<i64>) {
+        if let Some(mask) = self.sent_at.len().checked_sub(1) {
+            self.sent_at[seq as usize & mask] = now;
+        }
         if seq > self.st.maxseq {
             self.st.maxseq = seq;
             if self.timing.is_none() {
@@ -181,8 +193,20 @@ impl TcpSender {
             send_deadline: None,
             size_pkts: i64::MAX,
             stats: SenderStats::default(),
+            sent_at: Vec::new(),
         };
-        Self { core, law, recovery, release }
+        let mut sender = Self { core, law, recovery, release };
+        if sender.law.wants_timestamps() {
+            // Room for two receiver windows of sequences: an echoed packet is at most one behind.
+            let slots = (2.0 * p.wmax.min((1u64 << 20) as f64) + 16.0) as usize;
+            sender.core.sent_at = vec![0; slots.next_power_of_two()];
+        }
+        sender
+    }
+
+    /// The receiver must echo timestamps (`on_ack_stamped`).
+    pub fn wants_timestamps(&self) -> bool {
+        !self.core.sent_at.is_empty()
     }
 
     /// A finite transfer of `size_pkts` packets (a short flow).
@@ -234,18 +258,32 @@ impl TcpSender {
 
     /// An ACK carrying SACK blocks ([start, end) in packets; empty without SACK).
     pub fn on_ack_with(&mut self, now: Time, ackno: i64, sack: &[(i64, i64)], out: &mut Vec<i64>) {
+        self.on_ack_stamped(now, ackno, sack, None, out);
+    }
+
+    /// An ACK with SACK blocks and, if the sender keeps timestamps, the sequence whose timestamp
+    /// it echoes with the time the receiver sent it.
+    pub fn on_ack_stamped(&mut self, now: Time, ackno: i64, sack: &[(i64, i64)], stamp: Option<(i64, Time)>,
+                          out: &mut Vec<i64>) {
         if !sack.is_empty() {
             self.recovery.on_sack(&self.core.st, sack);
         }
         let c = &mut self.core;
-        if ackno > c.st.highest_ack {
-            let mut rtt_sample_s = None;
-            if let Some((seq, sent_at)) = c.timing {
-                if ackno >= seq {
-                    rtt_sample_s = Some(c.rtt_sample(to_secs(now - sent_at)));
-                    c.timing = None;
-                }
+        if ackno < c.st.highest_ack {
+            return; // an old ACK, reordered behind newer ones: nothing to learn
+        }
+        let mut rtt_sample_s = None;
+        if let Some((seq, sent_at)) = c.timing {
+            if ackno >= seq && ackno > c.st.highest_ack {
+                rtt_sample_s = Some(c.rtt_sample(to_secs(now - sent_at)));
+                c.timing = None;
             }
+        }
+        let echo = stamp.and_then(|(seq, ack_sent)| Some(Echo { data_sent: c.sent_at(seq)?, ack_sent }));
+        let ev = AckEvent { now, acked_pkts: ackno - c.st.highest_ack, srtt_s: c.srtt_s, sacked: !sack.is_empty(),
+                            open: c.st.ca_open(), echo };
+        self.law.on_ack_event(&mut c.st, &ev);
+        if ackno > c.st.highest_ack {
             let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
             let kind = self.recovery.on_new_ack(&mut c.st, &mut self.law, &ack, ackno);
             c.st.highest_ack = ackno;
@@ -273,7 +311,7 @@ impl TcpSender {
                     c.restart_rto(now);
                 }
             }
-        } else if ackno == c.st.highest_ack {
+        } else {
             c.st.dupacks += 1;
             if c.st.dupacks == 3 {
                 let recovered = c.st.highest_ack > c.st.recover;
@@ -290,8 +328,6 @@ impl TcpSender {
                     c.send_next(now, out);
                 }
             }
-        } else {
-            return; // an old ACK, reordered behind newer ones: nothing to learn
         }
         if self.recovery.send(&mut self.core, now, out) {
             return;
