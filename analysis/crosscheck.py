@@ -61,7 +61,24 @@ def dick_table() -> dict[str, Any]:
     return out
 
 
+def abs_fig1() -> dict[str, Any]:
+    """ns-2's TCP-Linux (and Sack1 for NewReno) on ABS Fig. 1's grid: utilization and loss rate per
+    variant and buffer."""
+    sweep = OmegaConf.load(CONF_DIR / "experiment" / "abs_fig1.yaml").hydra.sweeper.params
+    buffers = [int(x) for x in str(sweep.buffer_pkts).split(",")]
+    seeds = [int(x) for x in str(sweep.seed).split(",")]
+    out: dict[str, Any] = {"seeds": seeds}
+    for tcp in str(sweep.tcp).split(","):
+        points = [{"buffer_pkts": b, "seed": s} for b in buffers for s in seeds]
+        res = ns2.runs(_configs(["+experiment=abs_fig1", f"tcp={tcp}"], points))
+        k = len(seeds)
+        out[tcp] = {str(b): {m: sum(r[m] for r in res[i:i + k]) / k for m in ("utilization", "loss_rate")}
+                    for i, b in zip(range(0, len(points), k), buffers)}
+    return out
+
+
 CROSSCHECKS: dict[str, Callable[[], dict[str, Any]]] = {
+    "abs_fig1": abs_fig1,
     "stanford_min_buffer": stanford_min_buffer,
     FIG12_NAME: stanford_min_buffer_fig12,
     "dick_table": dick_table,

@@ -21,16 +21,24 @@ from sim.result import config_row
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
 REFERENCE = Path(__file__).with_name("ns2_reference.json")
-AGENTS = {"reno": "Reno", "newreno": "Newreno"}  # our tcp preset -> ns-2's Agent/TCP/<name>
+LINUX_MODULES = ("cubic", "highspeed", "scalable", "bic", "htcp", "westwood", "lp")
+# Our tcp preset -> ns-2's (Agent/TCP/<agent>, TCP-Linux's select_ca module, receiver Agent/<sink>).
+# Our SACK presets of the Linux laws run against ns-2's TCP-Linux (the ABS paper's simulator)
+# with the module of the same name and a SACK receiver; `sack` (RFC 6675 with NewReno's law)
+# against ns-2's own Sack1.
+AGENTS: dict[str, tuple[str, str, str]] = {
+    "reno": ("Reno", "", "TCPSink"), "newreno": ("Newreno", "", "TCPSink"), "sack": ("Sack1", "", "TCPSink/Sack1"),
+    **{m: ("Linux", m, "TCPSink/Sack1") for m in LINUX_MODULES}}
 # Config columns (see sim.result.config_row) the Tcl script maps to ns-2, by the script's argument
-# name; every other column must keep its default (the script has no access links, open-loop
-# sources, controllers, delayed ACKs or other topologies).
+# name; every other column must keep its default, or its preset's (the script has no open-loop
+# sources, controllers, delayed ACKs, variant mixes or other topologies).
 MAPPED = {"tcp": "agent", "flows": "flows", "buffer_pkts": "buffer_pkts", "wmax_pkts": "wmax_pkts",
           "core_mbps": "core_mbps", "rtt_ms": "rtt_ms", "rtt_spread_ms": "rtt_spread_ms", "pkt_bytes": "pkt_bytes",
           "duration_s": "duration_s", "warmup_s": "warmup_s", "seed": "seed", "start_window_s": "start_window_s",
           "tcp_init_cwnd_pkts": "init_cwnd_pkts", "tcp_min_rto_ms": "min_rto_ms", "tcp_max_rto_s": "max_rto_s",
           "tcp_init_rto_s": "init_rto_s", "tcp_tick_ms": "tick_ms", "tcp_limited_transmit": "limited_transmit",
-          "tcp_max_burst_pkts": "max_burst_pkts", "short_mbps": "short_mbps", "short_flow_pkts": "short_flow_pkts"}
+          "tcp_max_burst_pkts": "max_burst_pkts", "short_mbps": "short_mbps", "short_flow_pkts": "short_flow_pkts",
+          "access_mbps": "access_mbps", "access_buffer_pkts": "access_buffer_pkts"}
 COVERED = ("tcp_cc", "tcp_recovery", "tcp_release")  # by the agent, which the tcp preset picks
 IGNORED = ("engine_version", "sample_interval_s", "trace_max_events", "trace_start_s")  # outputs only
 
@@ -41,7 +49,10 @@ def available() -> bool:
 
 def ns2_args(cfg: SimConfig) -> list[str]:
     """The Tcl script's arguments for cfg; ValueError naming the first field ns-2 cannot mirror."""
-    row, default = config_row(cfg), config_row(SimConfig())
+    row = config_row(cfg)
+    if row["tcp"] not in AGENTS:
+        raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {row['tcp']!r}")
+    default = config_row(SimConfig(tcp=row["tcp"]))  # a law's parameters keep its preset's values
     for key, value in row.items():
         if key not in MAPPED and key not in COVERED and key not in IGNORED and value != default[key]:
             raise ValueError(f"{key}: the ns-2 cross-check supports only the default ({default[key]!r})")
@@ -50,30 +61,44 @@ def ns2_args(cfg: SimConfig) -> list[str]:
     if cfg.short_mbps > 0 and cfg.short_flow_pkts < 2:
         # The script sends n packets with `advanceby n - 1`; `advanceby 0` does not reopen a reused agent.
         raise ValueError(f"short_flow_pkts: the ns-2 cross-check needs >= 2, got {cfg.short_flow_pkts}")
-    if row["tcp"] not in AGENTS:
-        raise ValueError(f"tcp: the ns-2 cross-check supports {', '.join(AGENTS)}, got {row['tcp']!r}")
-    args = ["agent", AGENTS[row["tcp"]]]
+    agent, ca, sink = AGENTS[row["tcp"]]
+    if agent == "Linux" and row["tcp_tick_ms"] != 1:
+        raise ValueError(f"tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies; set tcp.tick_ms=1, "
+                         f"got {row['tcp_tick_ms']:g}")
+    args = ["agent", agent, "ca", ca or "none", "sink", sink, "timestamps", str(int(ca == "lp"))]
     for key, name in list(MAPPED.items())[1:]:
         value = row[key]
+        if value is None:
+            value = 0  # access_mbps: no access link
         if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
             value = int(value)  # Tcl reads ns-2's integer variables (singledup_, windowInit_) strictly
         args += [name, str(value)]
     return args
 
 
-def utilization(cfg: SimConfig) -> float:
-    """Bottleneck utilization over [warmup_s, duration_s] of one ns-2 run."""
-    out = subprocess.run(["ns", str(TCL), *ns2_args(cfg)], capture_output=True, text=True, check=True).stdout
-    m = re.search(r"^utilization ([0-9.eE+-]+)", out, re.M)
+def run(cfg: SimConfig) -> dict[str, float]:
+    """Bottleneck utilization and loss rate over [warmup_s, duration_s] of one ns-2 run."""
+    res = subprocess.run(["ns", str(TCL), *ns2_args(cfg)], capture_output=True, text=True, check=True)
+    out = res.stderr  # the script's result line; stdout carries TCP-LP's debug lines
+    m = re.search(r"^utilization ([0-9.eE+-]+) drops \d+ loss_rate ([0-9.eE+-]+)", out, re.M)
     if not m:
         raise RuntimeError(f"ns-2 printed no utilization: {out[-300:]!r}")
-    return float(m.group(1))
+    return {"utilization": float(m.group(1)), "loss_rate": float(m.group(2))}
+
+
+def utilization(cfg: SimConfig) -> float:
+    """Bottleneck utilization over [warmup_s, duration_s] of one ns-2 run."""
+    return run(cfg)["utilization"]
+
+
+def runs(cfgs: list[SimConfig]) -> list[dict[str, float]]:
+    """Runs in parallel, one ns process per core (ns-2 is single-threaded)."""
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return list(pool.map(run, cfgs))
 
 
 def utilizations(cfgs: list[SimConfig]) -> list[float]:
-    """Runs in parallel, one ns process per core (ns-2 is single-threaded)."""
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        return list(pool.map(utilization, cfgs))
+    return [r["utilization"] for r in runs(cfgs)]
 
 
 def min_buffer_search(configs: list[SimConfig], target: float, hi: list[int],

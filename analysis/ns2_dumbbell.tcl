@@ -1,6 +1,10 @@
 # buffersweep's dumbbell in ns-2 (2.35): N one-way TCP agents with RTTs uniform in
 # rtt_ms +/- rtt_spread_ms/2, all through one DropTail bottleneck. Written for analysis/ns2.py,
 # which passes "key value" pairs named as SimConfig's fields and reads the line printed at the end.
+# The agent is Agent/TCP/<agent>; for agent Linux (TCP-Linux, Linux 2.6.22.6's congestion modules)
+# `select_ca ca` picks the module. The receiver is Agent/<sink>.
+set opt(ca) none
+set opt(timestamps) 0
 foreach {k v} $argv { set opt($k) $v }
 set N $opt(flows)
 # One-way TCP adds a 40-byte header to packetSize_, so the wire size matches pkt_bytes.
@@ -14,6 +18,23 @@ Agent/TCP set rtxcur_init_ $opt(init_rto_s)
 Agent/TCP set tcpTick_ [expr $opt(tick_ms) / 1000.0]
 Agent/TCP set singledup_ $opt(limited_transmit)
 Agent/TCP set maxburst_ $opt(max_burst_pkts)
+# RFC 1323 timestamps, for TCP-LP's one-way delay (TCP-Linux reads them on every ACK).
+Agent/TCP set timestamps_ $opt(timestamps)
+proc new_tcp {} {
+  global opt
+  set tcp [new Agent/TCP/$opt(agent)]
+  if {$opt(ca) != "none"} { $tcp select_ca $opt(ca) }
+  return $tcp
+}
+# Access links (access_mbps > 0): each source's own link at that rate with access_buffer_pkts of
+# buffer, carrying the flow's propagation delay; otherwise effectively unlimited.
+if {$opt(access_mbps) > 0} {
+  set access_rate $opt(access_mbps)Mb
+  set access_limit $opt(access_buffer_pkts)
+} else {
+  set access_rate 100Gb
+  set access_limit 1000000
+}
 
 set ns [new Simulator]
 set rng [new RNG]
@@ -30,15 +51,15 @@ for {set i 0} {$i < $N} {incr i} {
   set s [$ns node]
   set d [$ns node]
   set rtt [expr $opt(rtt_ms) + ([$rng uniform 0 1] - 0.5) * $opt(rtt_spread_ms)]
-  $ns duplex-link $s $r0 100Gb [expr $rtt / 2.0]ms DropTail
-  $ns queue-limit $s $r0 1000000
+  $ns duplex-link $s $r0 $access_rate [expr $rtt / 2.0]ms DropTail
+  $ns queue-limit $s $r0 $access_limit
   $ns queue-limit $r0 $s 1000000
   $ns duplex-link $r1 $d 100Gb 0ms DropTail
   $ns queue-limit $r1 $d 1000000
   $ns queue-limit $d $r1 1000000
-  set tcp [new Agent/TCP/$opt(agent)]
+  set tcp [new_tcp]
   $ns attach-agent $s $tcp
-  set sink [new Agent/TCPSink]
+  set sink [new Agent/$opt(sink)]
   $ns attach-agent $d $sink
   $ns connect $tcp $sink
   set ftp [new Application/FTP]
@@ -75,9 +96,9 @@ if {$opt(short_mbps) > 0} {
       $tcp reset
       $sink reset
     } else {
-      set tcp [new Agent/TCP/$opt(agent)]
+      set tcp [new_tcp]
       $ns attach-agent $sn($k) $tcp
-      set sink [new Agent/TCPSink]
+      set sink [new Agent/$opt(sink)]
       $ns attach-agent $ds $sink
       $ns connect $tcp $sink
       $tcp proc done {} "short_finished $k $tcp $sink"
@@ -97,12 +118,23 @@ if {$opt(short_mbps) > 0} {
 # Packets, not bytes: the queue monitor's byte counter is a 32-bit int and wraps after 2 GB
 # (under 2 minutes at 400 Mb/s); every data packet is pkt_bytes long.
 set pkts_at_warmup 0
-proc warm {} { global qm pkts_at_warmup; set pkts_at_warmup [$qm set pdepartures_] }
+set arrivals_at_warmup 0
+set drops_at_warmup 0
+proc warm {} {
+  global qm pkts_at_warmup arrivals_at_warmup drops_at_warmup
+  set pkts_at_warmup [$qm set pdepartures_]
+  set arrivals_at_warmup [$qm set parrivals_]
+  set drops_at_warmup [$qm set pdrops_]
+}
 proc finish {} {
-  global qm pkts_at_warmup opt
+  global qm pkts_at_warmup arrivals_at_warmup drops_at_warmup opt
   set bits [expr ([$qm set pdepartures_] - $pkts_at_warmup) * $opt(pkt_bytes) * 8.0]
-  puts [format "utilization %.6f drops %d" \
-    [expr $bits / ($opt(core_mbps) * 1e6 * ($opt(duration_s) - $opt(warmup_s)))] [$qm set pdrops_]]
+  set arrivals [expr [$qm set parrivals_] - $arrivals_at_warmup]
+  set drops [expr [$qm set pdrops_] - $drops_at_warmup]
+  # On stderr: TCP-LP's module prints debug lines to stdout through C's buffer, which may split ours.
+  puts stderr [format "utilization %.6f drops %d loss_rate %.8f" \
+    [expr $bits / ($opt(core_mbps) * 1e6 * ($opt(duration_s) - $opt(warmup_s)))] $drops \
+    [expr $arrivals > 0 ? double($drops) / $arrivals : 0.0]]
   if {$opt(short_mbps) > 0} {
     global short_started short_done
     puts "short_flows $short_started short_done $short_done"

@@ -61,6 +61,12 @@ NEW_ONLY: dict[str, dict] = {
         duration_s=100, warmup_s=10, start_window_s=5, topology="parking_lot"),
 }
 
+# Every window law with SACK on Dick's 60-flow scenario, beside Reno in the same run (issue 14:
+# each at >= 2 M bottleneck packets per wall-second).
+_DICK = {k: v for k, v in SCENARIOS["dick 45Mb/s 60 flows B=73 newreno"].items() if k != "tcp"}
+VARIANTS: dict[str, dict] = {name: dict(tcp=name, **_DICK) for name in (
+    "reno", "newreno", "sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood", "lp")}
+
 # `repeat` runs in one process; the fastest is kept (see `compare`).
 CHILD = """
 import json, resource, sys, sim
@@ -178,6 +184,21 @@ def current() -> Table:
     return table
 
 
+def variants() -> Table:
+    """Bottleneck packets per wall-second of every TCP variant on Dick's 60-flow scenario, the
+    fastest of ROUNDS runs each."""
+    table = Table(title="TCP variants, Dick 45 Mb/s 60 flows B=73 (one core)")
+    for col in ("tcp", "util", "loss", "bottleneck pkts/s", "vs reno"):
+        table.add_column(col, justify="left" if col == "tcp" else "right")
+    rates = {}
+    for name, fields in VARIANTS.items():
+        m = run_one(fields, repeat=ROUNDS)
+        rates[name] = m["pkts_per_s"]
+        table.add_row(name, f"{m['utilization']:.3f}", f"{m['loss_rate']:.4f}", f"{rates[name]:,.0f}",
+                      f"{rates[name] / rates['reno']:.2f}")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git ref whose engine to run side by side (e.g. 0cd694d)")
@@ -190,6 +211,7 @@ def main() -> None:
     console = Console(width=160)
     with console.status("running scenarios..."):
         console.print(current())
+        console.print(variants())
         if args.baseline:
             baseline = build_baseline(args.baseline)
             console.print(compare(baseline))
