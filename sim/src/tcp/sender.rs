@@ -23,7 +23,8 @@
 //! and exposes its timer deadlines (`rto_deadline`, `send_deadline`), which the world turns
 //! into (lazily rescheduled) events.
 
-use super::{Ack, AckEvent, AckKind, AnyLaw, Echo, AnyRecovery, AnyRelease, CwndAction, Recovery, Release, TcpState, WindowLaw};
+use super::{Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState,
+            WindowLaw};
 use crate::time::{from_secs, to_secs, Time};
 
 #[derive(Clone, Copy, Debug)]
@@ -119,10 +120,28 @@ impl SenderCore {
         (seq >= 0 && seq <= self.st.maxseq).then(|| self.sent_at[seq as usize & mask])
     }
 
+    /// Records when `seq` was sent, growing the ring to twice the span from the cumulative ACK
+    /// (an echoed packet lies in that span, so no live entry is overwritten; the ring starts
+    /// small, as most windows are).
+    fn record_sent(&mut self, now: Time, seq: i64) {
+        let len = self.sent_at.len();
+        let span = (seq.max(self.st.maxseq) - self.st.highest_ack).max(1) as usize;
+        if 2 * span >= len {
+            let grown = (4 * span).next_power_of_two();
+            let mut ring = vec![0; grown];
+            for s in (self.st.highest_ack + 1).max(0)..=self.st.maxseq {
+                ring[s as usize & (grown - 1)] = self.sent_at[s as usize & (len - 1)];
+            }
+            self.sent_at = ring;
+        }
+        let mask = self.sent_at.len() - 1;
+        self.sent_at[seq as usize & mask] = now;
+    }
+
     /// Emits `seq` (new data or a retransmission) and arms the RTO if it is not running.
     fn output(&mut self, now: Time, seq: i64, out: &mut Vec<i64>) {
-        if let Some(mask) = self.sent_at.len().checked_sub(1) {
-            self.sent_at[seq as usize & mask] = now;
+        if !self.sent_at.is_empty() {
+            self.record_sent(now, seq);
         }
         if seq > self.st.maxseq {
             self.st.maxseq = seq;
@@ -197,9 +216,7 @@ impl TcpSender {
         };
         let mut sender = Self { core, law, recovery, release };
         if sender.law.wants_timestamps() {
-            // Room for two receiver windows of sequences: an echoed packet is at most one behind.
-            let slots = (2.0 * p.wmax.min((1u64 << 20) as f64) + 16.0) as usize;
-            sender.core.sent_at = vec![0; slots.next_power_of_two()];
+            sender.core.sent_at = vec![0; 64];
         }
         sender
     }
