@@ -16,8 +16,9 @@
 //! integers (an OWD of 0 ms is no sample: LP cannot see a queue shorter than a millisecond).
 //! Where we differ from ns-2's copy: Linux estimates the remote clock rate (`remote_hz`) and
 //! scales TSval by 1000 / remote_hz in integers, which is exactly 1 only while the estimate
-//! stays below 1001 Hz (above it the OWD becomes TSecr itself); ns-2 runs both ends on one
-//! clock, so we take the rate as known.
+//! stays within 501-1000 Hz (above it the OWD becomes TSecr itself; on ABS Fig. 1's set-up ns-2
+//! printed 992-998, so its OWDs were right); ns-2 runs both ends on one clock, so we take the
+//! rate as known.
 
 use super::linux::LinuxCwnd;
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
