@@ -163,14 +163,7 @@ impl WindowLaw for Bic {
             return;
         }
         self.update(LinuxCwnd::cwnd(st), to_secs(ack.now));
-        if self.w.cnt >= self.cnt {
-            if st.cwnd < st.wmax {
-                st.cwnd += 1.0;
-            }
-            self.w.cnt = 0;
-        } else {
-            self.w.cnt += 1;
-        }
+        self.w.cong_avoid_ai(st, self.cnt);
     }
 
     fn on_fast_retransmit(&mut self, st: &mut TcpState, _now: Time) {

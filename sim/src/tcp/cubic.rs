@@ -191,14 +191,7 @@ impl WindowLaw for Cubic {
             return;
         }
         self.update(LinuxCwnd::cwnd(st), now_s);
-        if self.w.cnt >= self.cnt {
-            if st.cwnd < st.wmax {
-                st.cwnd += 1.0;
-            }
-            self.w.cnt = 0;
-        } else {
-            self.w.cnt += 1;
-        }
+        self.w.cong_avoid_ai(st, self.cnt);
     }
 
     fn on_fast_retransmit(&mut self, st: &mut TcpState, _now: Time) {

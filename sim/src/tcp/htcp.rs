@@ -16,7 +16,7 @@
 //! sampling count whole milliseconds here too, so alpha(delta) is Linux's integer function. The
 //! RTTs are the sender's smoothed RTT (Linux's `srtt`), as in Linux.
 
-use super::linux::LinuxCwnd;
+use super::linux::{tcp_time_stamp as jiffies, LinuxCwnd, HZ};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{normalize, Param, Value, VariantDef};
 use crate::time::Time;
@@ -47,17 +47,10 @@ fn factory(v: &Value) -> LawFactory {
     Box::new(move || Htcp::new(p.clone()).into())
 }
 
-/// Jiffies per second (ns-2's TCP-Linux: HZ = 1000).
-const HZ: u32 = 1000;
 /// alpha = 1.0 and the beta bounds 0.5 and 0.8, << 7.
 const ALPHA_BASE: u32 = 1 << 7;
 const BETA_MIN: u32 = 1 << 6;
 const BETA_MAX: u32 = 102;
-
-/// Time in jiffies.
-fn jiffies(t: Time) -> u32 {
-    (t / (crate::time::from_secs(1.0) / HZ as Time)) as u32
-}
 
 pub struct Htcp {
     p: HtcpParams,

@@ -9,6 +9,20 @@
 //! The window never exceeds the receiver's cap `wmax` (Linux's `snd_cwnd_clamp`).
 
 use super::TcpState;
+use crate::time::{from_secs, to_secs, Time};
+
+/// Jiffies per second in ns-2's TCP-Linux (HZ = JIFFY_RATIO = 1000).
+pub const HZ: u32 = 1000;
+
+/// The module clock `tcp_time_stamp`: time truncated to jiffies, as ns-2's TCP-Linux sets it.
+pub fn tcp_time_stamp(t: Time) -> u32 {
+    (t / (from_secs(1.0) / HZ as Time)) as u32
+}
+
+/// A TCP timestamp option value (TSval, TSecr): ns-2's TCP-Linux rounds these to jiffies.
+pub fn timestamp_jiffies(t: Time) -> u32 {
+    (to_secs(t) * HZ as f64).round() as u32
+}
 
 /// An integer congestion window and its increment counter.
 #[derive(Clone, Copy, Debug, Default)]
@@ -44,6 +58,20 @@ impl LinuxCwnd {
         } else {
             self.cnt += 1;
         }
+    }
+
+    /// Linux `tcp_reno_cong_avoid`: slow start, then +1 packet per window of ACKs.
+    pub fn reno_cong_avoid(&mut self, st: &mut TcpState) {
+        if Self::in_slow_start(st) {
+            self.slow_start(st);
+        } else {
+            self.cong_avoid_ai(st, Self::cwnd(st));
+        }
+    }
+
+    /// Linux `tcp_reno_ssthresh`: half the window, at least 2.
+    pub fn reno_ssthresh(st: &TcpState) -> u32 {
+        (Self::cwnd(st) / 2).max(2)
     }
 
     /// A loss: ssthresh from the module, cwnd down to it (`timeout`: to 1); the count restarts.

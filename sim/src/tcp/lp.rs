@@ -20,10 +20,10 @@
 //! printed 992-998, so its OWDs were right); ns-2 runs both ends on one clock, so we take the
 //! rate as known.
 
-use super::linux::LinuxCwnd;
+use super::linux::{timestamp_jiffies, LinuxCwnd};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{int_in, normalize, Param, Value, VariantDef};
-use crate::time::{to_secs, Time};
+use crate::time::Time;
 
 crate::params! {
     /// TCP-LP's constants (Linux's).
@@ -49,11 +49,6 @@ pub const ENTRY: LawEntry = LawEntry {
 fn factory(v: &Value) -> LawFactory {
     let p = LpParams::parse(v).expect("validated");
     Box::new(move || Lp::new(p.clone()).into())
-}
-
-/// A timestamp: ns-2's TCP-Linux rounds times to 1 ms jiffies (JIFFY_RATIO 1000).
-fn jiffies(t: Time) -> u32 {
-    (to_secs(t) * 1000.0).round() as u32
 }
 
 /// TCP-LP's state, in Linux's integers: delays in jiffies, the smoothed OWD << 3.
@@ -128,33 +123,26 @@ impl WindowLaw for Lp {
         if ev.acked_pkts == 0 {
             return; // Linux calls pkts_acked for new data only
         }
-        let stamps = ev.echo.map(|e| (jiffies(e.ack_sent), jiffies(e.data_sent)));
+        let stamps = ev.echo.map(|e| (timestamp_jiffies(e.ack_sent), timestamp_jiffies(e.data_sent)));
         if let Some((tsval, tsecr)) = stamps {
             self.owd_sample(tsval.abs_diff(tsecr));
         }
-        self.pkts_acked(st, jiffies(ev.now), stamps.map(|s| s.1));
+        self.pkts_acked(st, timestamp_jiffies(ev.now), stamps.map(|s| s.1));
     }
 
     fn on_ack(&mut self, st: &mut TcpState, _ack: &Ack) {
         if self.within_inference {
             return;
         }
-        if LinuxCwnd::in_slow_start(st) {
-            self.w.slow_start(st);
-        } else {
-            let cwnd = LinuxCwnd::cwnd(st);
-            self.w.cong_avoid_ai(st, cwnd);
-        }
+        self.w.reno_cong_avoid(st);
     }
 
     fn on_fast_retransmit(&mut self, st: &mut TcpState, _now: Time) {
-        let half = (LinuxCwnd::cwnd(st) / 2).max(2);
-        self.w.on_loss(st, half, false);
+        self.w.on_loss(st, LinuxCwnd::reno_ssthresh(st), false);
     }
 
     fn on_timeout(&mut self, st: &mut TcpState, _now: Time) {
-        let half = (LinuxCwnd::cwnd(st) / 2).max(2);
-        self.w.on_loss(st, half, true);
+        self.w.on_loss(st, LinuxCwnd::reno_ssthresh(st), true);
     }
 }
 

@@ -161,23 +161,16 @@ impl WindowLaw for Westwood {
     }
 
     fn on_ack(&mut self, st: &mut TcpState, _ack: &Ack) {
-        if LinuxCwnd::in_slow_start(st) {
-            self.w.slow_start(st);
-        } else {
-            let cwnd = LinuxCwnd::cwnd(st);
-            self.w.cong_avoid_ai(st, cwnd);
-        }
+        self.w.reno_cong_avoid(st);
     }
 
     fn on_fast_retransmit(&mut self, st: &mut TcpState, _now: Time) {
-        let half = (LinuxCwnd::cwnd(st) / 2).max(2);
-        self.w.on_loss(st, half, false);
+        self.w.on_loss(st, LinuxCwnd::reno_ssthresh(st), false);
         st.cwnd = (self.bw_rttmin() as f64).min(st.wmax);
     }
 
     fn on_timeout(&mut self, st: &mut TcpState, _now: Time) {
-        let half = (LinuxCwnd::cwnd(st) / 2).max(2);
-        self.w.on_loss(st, half, true);
+        self.w.on_loss(st, LinuxCwnd::reno_ssthresh(st), true);
     }
 }
 
