@@ -147,6 +147,10 @@ impl SimConfig {
             return err("tcp.min_rto_ms",
                        format!("must be <= tcp.max_rto_s x 1000 ({}), got {}", tc.max_rto_s * 1000.0, tc.min_rto_ms));
         }
+        if tc.recovery == "linux" && tc.release != "window" {
+            return err("tcp.release",
+                       format!("must be window with tcp.recovery linux (it sends on the ACK clock), got {}", tc.release));
+        }
         let net = self.topology.build(self)?;
         let n = net.long_flows();
         if n as i64 > MAX_FLOWS {

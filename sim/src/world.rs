@@ -254,7 +254,7 @@ impl<'c> World<'c> {
         for f in 0..self.n_long {
             let g = self.flow_group[f];
             let sender = self.new_sender(g, stream(seed, Stream::Sender, f as u64));
-            self.add_connection(self.flow_route[f], self.rtt_s[f], g, sender);
+            self.add_connection(self.flow_route[f], self.rtt_s[f], sender);
         }
     }
 
@@ -336,7 +336,7 @@ impl<'c> World<'c> {
 
     /// A new connection over topology route `route`: its access link, its return path, its sender
     /// and receiver. Returns its id.
-    fn add_connection(&mut self, route: usize, rtt_s: f64, group: usize, sender: TcpSender) -> usize {
+    fn add_connection(&mut self, route: usize, rtt_s: f64, sender: TcpSender) -> usize {
         let stamps = sender.wants_timestamps();
         let (ahead, back) = self.path_delays(route, rtt_s, stamps);
         let mut hops = Vec::with_capacity(self.net.routes[route].links.len() + 2);
@@ -351,7 +351,7 @@ impl<'c> World<'c> {
         let fwd = self.add_route(&hops);
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
-        let sack = self.groups[group].0.common().recovery == "sack";
+        let sack = sender.uses_sack();
         self.conns.push(Conn { fwd, rev, route: route as u32, pending_rto: IDLE, pending_send: IDLE,
                                pending_delack: IDLE, sack, stamps });
         self.ack_opts.push(VecDeque::new());
@@ -686,7 +686,7 @@ impl<'c> World<'c> {
         let f = flow.conn;
         let sender = self.new_sender(0, flow.sender_rng).with_size(size);
         if flow.fresh {
-            let conn = self.add_connection(self.net.default_route, flow.rtt_s, 0, sender);
+            let conn = self.add_connection(self.net.default_route, flow.rtt_s, sender);
             debug_assert_eq!(conn, f);
         } else {
             // The slot's old flow has nothing left in the network (see `short`).

@@ -16,7 +16,7 @@ def test_unsupported_fields_are_named():
     with pytest.raises(ValueError, match="^poisson_mbps: the ns-2 cross-check supports only the default"):
         ns2.ns2_args(sim.SimConfig(poisson_mbps=10.0))
     with pytest.raises(ValueError, match="^tcp_c: the ns-2 cross-check supports only the default"):
-        ns2.ns2_args(sim.SimConfig(tcp={"cc": "cubic", "recovery": "sack", "c": 0.8, "tick_ms": 1}))
+        ns2.ns2_args(sim.SimConfig(tcp={"cc": "cubic", "recovery": "linux", "c": 0.8, "tick_ms": 1}))
     with pytest.raises(ValueError, match="^tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies"):
         ns2.ns2_args(sim.SimConfig(tcp="cubic"))
     with pytest.raises(ValueError, match="^topology: the ns-2 cross-check supports only the default"):
@@ -52,10 +52,13 @@ def test_args_carry_every_mapped_field():
 
 def test_linux_variants_run_as_tcp_linux_with_a_sack_receiver():
     for name in ns2.LINUX_MODULES:
-        args = ns2.ns2_args(sim.SimConfig(tcp={"cc": name, "recovery": "sack", "tick_ms": 1}, access_mbps=1000.0))
+        args = ns2.ns2_args(sim.SimConfig(tcp={"cc": name, "recovery": "linux", "tick_ms": 1}, access_mbps=1000.0))
         pairs = dict(zip(args[::2], args[1::2]))
         assert (pairs["agent"], pairs["ca"], pairs["sink"]) == ("Linux", name, "TCPSink/Sack1"), name
         assert pairs["timestamps"] == ("1" if name == "lp" else "0") and pairs["access_mbps"] == "1000"
+    # Another recovery than the preset's has no agent to compare with.
+    with pytest.raises(ValueError, match="^tcp_recovery: .*'linux'"):
+        ns2.ns2_args(sim.SimConfig(tcp={"cc": "cubic", "recovery": "sack", "tick_ms": 1}))
 
 
 def test_stored_reference_is_complete():
@@ -85,12 +88,13 @@ def test_ns2_and_engine_agree_on_a_small_dumbbell():
 
 
 @pytest.mark.skipif(not ns2.available(), reason="ns-2 not installed (Debian: apt-get install ns2)")
-@pytest.mark.parametrize("tcp, buffer_pkts", [("cubic", 128), ("highspeed", 256), ("sack", 128)])
+@pytest.mark.parametrize("tcp, buffer_pkts", [("bic", 16), ("htcp", 32), ("cubic", 64), ("highspeed", 256),
+                                             ("sack", 128)])
 def test_tcp_linux_and_engine_agree_on_abs_fig1(tcp, buffer_pkts):
-    # ABS Fig. 1's set-up at buffers where the recoveries rarely time out; at 8-32 packets ns-2's
-    # TCP-Linux (FACK loss marking, rate halving) still keeps the link busier than our RFC 6675 SACK.
-    law = {"cc": "newreno"} if tcp == "sack" else {"cc": tcp}
-    cfg = sim.SimConfig(tcp={**law, "recovery": "sack", "tick_ms": 1}, flows=10, core_mbps=100.0, rtt_ms=40.0,
+    # ABS Fig. 1's set-up, seed 1, from small buffers (where the recovery decides utilization) to
+    # large ones (where the window law decides the loss rate).
+    law = {"cc": "newreno", "recovery": "sack"} if tcp == "sack" else {"cc": tcp, "recovery": "linux"}
+    cfg = sim.SimConfig(tcp={**law, "tick_ms": 1}, flows=10, core_mbps=100.0, rtt_ms=40.0,
                         rtt_spread_ms=20.0, pkt_bytes=1500, wmax_pkts=100_000, access_mbps=1000.0,
                         access_buffer_pkts=2500, buffer_pkts=buffer_pkts, duration_s=100.0, warmup_s=20.0)
     theirs = ns2.run(cfg)

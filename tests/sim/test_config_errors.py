@@ -33,7 +33,8 @@ def parking_lot(**params):
         ({"topology": "ring"}, "topology", "allowed: dumbbell, parking_lot"),
         ({"topology": {"name": "ring"}}, "topology.name", "allowed: dumbbell, parking_lot"),
         ({"tcp": {"cc": "vegas"}}, "tcp.cc", "allowed: newreno"),
-        ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack"),
+        ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack, linux"),
+        ({"tcp": {"recovery": "linux", "release": "paced"}}, "tcp.release", "must be window with tcp.recovery linux"),
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),
         # per-link settings of the parking lot

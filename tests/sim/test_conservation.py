@@ -79,3 +79,14 @@ def test_sack_with_every_release_delayed_acks_and_short_flows(release):
     assert_conserved(res)
     m = res.metrics()
     assert m["loss_rate"] > 0 and m["fast_retransmits"] > 0
+
+
+@pytest.mark.parametrize("cc", ["newreno", "westwood", "lp"])
+def test_linux_recovery_with_delayed_acks_short_flows_and_timeouts(cc):
+    # The linux recovery marks losses from its scoreboard and keeps its place after a timeout (no
+    # go-back-N): with a 2-packet buffer it times out often, and every packet is still accounted for.
+    tcp = {"cc": cc, "recovery": "linux", "delayed_ack": True}
+    res = sim.run(tcp=tcp, flows=6, short_mbps=2, buffer_pkts=2, core_mbps=10, duration_s=20, warmup_s=2)
+    assert_conserved(res)
+    m = res.metrics()
+    assert m["loss_rate"] > 0 and m["fast_retransmits"] > 0 and m["timeouts"] > 0

@@ -73,6 +73,8 @@ REFERENCE: dict[str, dict[str, Any]] = {
     "westwood": dict(tcp="westwood", flows=6, buffer_pkts=20, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 50}),
     "lp": dict(tcp="lp", tcp_mix="lp:2,reno:2", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000}),
     "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
+    # Added with 0.6.0: the linux recovery (the Linux laws' presets use it since).
+    "linux_reno": dict(tcp=dict(cc="newreno", recovery="linux"), flows=20, buffer_pkts=10, **_DUMB),
 }
 
 NULL_WAS_NAN = {

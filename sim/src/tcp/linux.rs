@@ -74,6 +74,11 @@ impl LinuxCwnd {
         (Self::cwnd(st) / 2).max(2)
     }
 
+    /// Linux `tcp_reno_min_cwnd`: the window in recovery is half the new ssthresh (integer).
+    pub fn reno_min_cwnd(st: &TcpState) -> f64 {
+        (st.ssthresh as u32 / 2) as f64
+    }
+
     /// A loss: ssthresh from the module, cwnd down to it (`timeout`: to 1); the count restarts.
     pub fn on_loss(&mut self, st: &mut TcpState, ssthresh: u32, timeout: bool) {
         st.ssthresh = ssthresh.max(2) as f64;

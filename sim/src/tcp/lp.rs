@@ -20,7 +20,7 @@
 //! printed 992-998, so its OWDs were right); ns-2 runs both ends on one clock, so we take the
 //! rate as known.
 
-use super::linux::{timestamp_jiffies, LinuxCwnd};
+use super::linux::{tcp_time_stamp, timestamp_jiffies, LinuxCwnd};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{int_in, normalize, Param, Value, VariantDef};
 use crate::time::Time;
@@ -127,7 +127,7 @@ impl WindowLaw for Lp {
         if let Some((tsval, tsecr)) = stamps {
             self.owd_sample(tsval.abs_diff(tsecr));
         }
-        self.pkts_acked(st, timestamp_jiffies(ev.now), stamps.map(|s| s.1));
+        self.pkts_acked(st, tcp_time_stamp(ev.now), stamps.map(|s| s.1));
     }
 
     fn on_ack(&mut self, st: &mut TcpState, _ack: &Ack) {
@@ -143,6 +143,10 @@ impl WindowLaw for Lp {
 
     fn on_timeout(&mut self, st: &mut TcpState, _now: Time) {
         self.w.on_loss(st, LinuxCwnd::reno_ssthresh(st), true);
+    }
+
+    fn min_cwnd(&self, st: &TcpState) -> Option<f64> {
+        Some(LinuxCwnd::reno_min_cwnd(st))
     }
 }
 

@@ -159,6 +159,12 @@ pub trait WindowLaw: Send {
     fn wants_timestamps(&self) -> bool {
         false
     }
+    /// Linux's `min_cwnd` hook: the window the `linux` recovery sets on entering recovery, after
+    /// `on_fast_retransmit` set ssthresh (ns-2's TCP-Linux applies it at once); None keeps the
+    /// window `on_fast_retransmit` set (Linux: cwnd = ssthresh).
+    fn min_cwnd(&self, _st: &TcpState) -> Option<f64> {
+        None
+    }
     /// A new cumulative ACK outside loss recovery (`st` still holds the old `highest_ack`).
     fn on_ack(&mut self, st: &mut TcpState, ack: &Ack);
     /// Three duplicate ACKs: set ssthresh and cwnd before the hole is retransmitted.
@@ -203,14 +209,33 @@ pub trait Recovery: Send {
         true
     }
 
-    /// After an ACK: sends what the recovery allows and returns true, or returns false to leave
-    /// sending to the release (`send_budget`).
+    /// After an ACK or a timeout: sends what the recovery allows and returns true, or returns
+    /// false to leave sending to the release (`send_budget`).
     fn send(&mut self, _core: &mut sender::SenderCore, _now: Time, _out: &mut Vec<i64>) -> bool {
         false
     }
 
-    /// A retransmission timeout.
-    fn on_timeout(&mut self) {}
+    /// A retransmission timeout, after the window law's response (`st.t_seqno` not yet rewound).
+    fn on_timeout(&mut self, _st: &TcpState) {}
+
+    /// After a timeout the sender goes back to the first unacknowledged packet (go-back-N), or
+    /// (false) keeps sending from where it was and the recovery retransmits what it marked lost.
+    fn goes_back_n(&self) -> bool {
+        true
+    }
+
+    /// The receiver must send SACK blocks.
+    fn uses_sack(&self) -> bool {
+        false
+    }
+
+    /// A recovery that detects losses from its own scoreboard, without counting duplicate ACKs
+    /// (ns-2's TCP-Linux), takes every ACK whole, after the RTT sample and the window law's
+    /// `on_ack_event`, and returns true; the others return false and the sender goes on.
+    fn on_any_ack(&mut self, _core: &mut sender::SenderCore, _law: &mut AnyLaw, _ack: &Ack, _ackno: i64,
+                  _sack: &[(i64, i64)], _out: &mut Vec<i64>) -> bool {
+        false
+    }
 }
 
 /// How a sender releases the packets its window allows (see `sender::SenderCore`).
@@ -264,6 +289,7 @@ pub enum AnyRecovery {
     Reno(recovery::reno::Reno),
     NewReno(recovery::newreno::NewReno),
     Sack(recovery::sack::Sack),
+    Linux(recovery::linux::Linux),
 }
 
 /// The loss recoveries (`tcp.recovery`).
@@ -271,6 +297,7 @@ pub const RECOVERIES: &[(&str, fn() -> AnyRecovery)] = &[
     ("reno", || recovery::reno::Reno.into()),
     ("newreno", || recovery::newreno::NewReno::default().into()),
     ("sack", || recovery::sack::Sack::default().into()),
+    ("linux", || recovery::linux::Linux::default().into()),
 ];
 
 /// A release discipline, statically dispatched.
@@ -304,8 +331,9 @@ crate::params! {
     /// TCP settings common to every window law: loss recovery, release, and the sender and
     /// receiver knobs (defaults: ns-2's one-way Agent/TCP, 2.35).
     pub struct TcpCommon as "TcpCommon" {
-        /// Loss recovery after three duplicate ACKs: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second
-        /// loss in a window usually costs a timeout) or newreno (RFC 6582, ns-2 Agent/TCP/Newreno).
+        /// Loss recovery: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second loss in a window usually
+        /// costs a timeout), newreno (RFC 6582, ns-2 Agent/TCP/Newreno), sack (RFC 6675, ns-2
+        /// Agent/TCP/Sack1) or linux (ns-2 TCP-Linux's FACK scoreboard and rate halving; release window).
         recovery: String = "newreno".into(), check one_of(recovery_names);
         /// How the packets the window allows leave: window (ACK-clocked), paced (one every srtt /
         /// window: Paced TCP), poisson (exponential gaps at rate window / srtt, Enachescu's Theorem 1).
@@ -357,38 +385,38 @@ pub static TCP: UnionDef = UnionDef {
         },
         PresetDef {
             name: "cubic",
-            doc: "CUBIC 2.1 with SACK, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "cubic"), ("recovery", "sack"), ("release", "window")],
+            doc: "CUBIC 2.1 as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "cubic"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "highspeed",
-            doc: "HighSpeed TCP (RFC 3649) with SACK, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "highspeed"), ("recovery", "sack"), ("release", "window")],
+            doc: "HighSpeed TCP (RFC 3649) as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "highspeed"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "scalable",
-            doc: "Scalable TCP with SACK, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "scalable"), ("recovery", "sack"), ("release", "window")],
+            doc: "Scalable TCP as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "scalable"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "bic",
-            doc: "BIC with SACK, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "bic"), ("recovery", "sack"), ("release", "window")],
+            doc: "BIC as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "bic"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "htcp",
-            doc: "H-TCP with SACK, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "htcp"), ("recovery", "sack"), ("release", "window")],
+            doc: "H-TCP as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "htcp"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "westwood",
-            doc: "Westwood+ with SACK, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "westwood"), ("recovery", "sack"), ("release", "window")],
+            doc: "Westwood+ as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "westwood"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "lp",
-            doc: "TCP-LP with SACK and timestamps, as ns-2's TCP-Linux with a Sack1 sink",
-            set: &[("cc", "lp"), ("recovery", "sack"), ("release", "window")],
+            doc: "TCP-LP with timestamps, as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
+            set: &[("cc", "lp"), ("recovery", "linux"), ("release", "window")],
         },
         PresetDef {
             name: "paced",
@@ -458,7 +486,7 @@ mod tests {
         let e = TcpConfig::parse(&Value::map(vec![("cc", Value::str("vegas"))])).unwrap_err();
         assert_eq!(e.field, "cc");
         let e = TcpConfig::parse(&Value::map(vec![("recovery", Value::str("rack"))])).unwrap_err();
-        assert_eq!(e.to_string(), "recovery: unknown value \"rack\"; allowed: reno, newreno, sack");
+        assert_eq!(e.to_string(), "recovery: unknown value \"rack\"; allowed: reno, newreno, sack, linux");
         let e = TcpConfig::parse(&Value::str("vegas")).unwrap_err();
         assert!(e.message.starts_with("unknown tcp \"vegas\"; allowed: reno, newreno, sack, "), "{e}");
         let e = TcpConfig::parse(&Value::map(vec![("beta", Value::Float(0.5))])).unwrap_err();

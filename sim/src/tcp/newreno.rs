@@ -56,6 +56,11 @@ impl WindowLaw for Aimd {
         st.ssthresh = (0.5 * st.loss_window()).floor().max(2.0);
         st.cwnd = 1.0;
     }
+
+    /// Linux's Reno module (`tcp_reno_min_cwnd`), for the `linux` recovery.
+    fn min_cwnd(&self, st: &TcpState) -> Option<f64> {
+        Some(super::linux::LinuxCwnd::reno_min_cwnd(st))
+    }
 }
 
 #[cfg(test)]

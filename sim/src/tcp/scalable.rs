@@ -75,6 +75,10 @@ impl WindowLaw for Scalable {
         let s = self.ssthresh(st);
         self.w.on_loss(st, s, true);
     }
+
+    fn min_cwnd(&self, st: &TcpState) -> Option<f64> {
+        Some(LinuxCwnd::reno_min_cwnd(st))
+    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,15 @@ impl SenderCore {
         self.rto_deadline = Some(now + from_secs(self.rto_s()));
     }
 
+    /// Restarts the retransmission timer if anything is outstanding, else stops it.
+    pub fn renew_rto(&mut self, now: Time) {
+        if self.st.maxseq > self.st.highest_ack {
+            self.restart_rto(now);
+        } else {
+            self.rto_deadline = None;
+        }
+    }
+
     /// Takes an RTT sample; returns it as the estimator used it (rounded to the tick).
     fn rtt_sample(&mut self, rtt_s: f64) -> f64 {
         let r = if self.p.tick_s > 0.0 {
@@ -221,6 +230,11 @@ impl TcpSender {
         sender
     }
 
+    /// The receiver must send SACK blocks (`on_ack_with`).
+    pub fn uses_sack(&self) -> bool {
+        self.recovery.uses_sack()
+    }
+
     /// The receiver must echo timestamps (`on_ack_stamped`).
     pub fn wants_timestamps(&self) -> bool {
         !self.core.sent_at.is_empty()
@@ -300,8 +314,12 @@ impl TcpSender {
         let ev = AckEvent { now, acked_pkts: ackno - c.st.highest_ack, srtt_s: c.srtt_s, sacked: !sack.is_empty(),
                             open: c.st.ca_open(), echo };
         self.law.on_ack_event(&mut c.st, &ev);
+        let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
+        if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
+            return;
+        }
+        let c = &mut self.core;
         if ackno > c.st.highest_ack {
-            let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
             let kind = self.recovery.on_new_ack(&mut c.st, &mut self.law, &ack, ackno);
             c.st.highest_ack = ackno;
             if c.st.t_seqno < ackno + 1 {
@@ -384,14 +402,18 @@ impl TcpSender {
         c.st.last_action = CwndAction::Timeout;
         self.law.on_timeout(&mut c.st, now);
         c.backoff = (c.backoff * 2).min(64);
-        c.st.t_seqno = c.st.highest_ack + 1;
+        self.recovery.on_timeout(&c.st);
+        if self.recovery.goes_back_n() {
+            c.st.t_seqno = c.st.highest_ack + 1;
+        }
         c.timing = None;
         c.restart_rto(now);
         c.send_deadline = None;
-        self.recovery.on_timeout();
         self.release.restart(now);
-        let burst = c.p.max_burst;
-        self.release.send(&mut self.core, now, burst, out);
+        if !self.recovery.send(&mut self.core, now, out) {
+            let burst = self.core.p.max_burst;
+            self.release.send(&mut self.core, now, burst, out);
+        }
         true
     }
 }
@@ -421,6 +443,14 @@ mod tests {
     /// A sender of the tcp preset `name`.
     fn make(name: &str) -> TcpSender {
         let t = TcpConfig::named(name);
+        TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
+    }
+
+    /// A sender of window law `cc` with the `linux` recovery.
+    fn linux(cc: &str) -> TcpSender {
+        let v = crate::params::Value::map(vec![("cc", crate::params::Value::str(cc)),
+                                               ("recovery", crate::params::Value::str("linux"))]);
+        let t = <TcpConfig as crate::params::Param>::parse(&v).unwrap();
         TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
     }
 
@@ -513,6 +543,49 @@ mod tests {
         // NewReno needs one RTT per hole.
         let (retx, _, _) = drive_timed(make("newreno"), &[12, 15, 17], 60);
         assert!(retx[2].0 - retx[0].0 >= 2 * RTT, "newreno: {:?}", retx);
+    }
+
+    #[test]
+    fn linux_repairs_three_losses_in_one_rtt_from_the_scoreboard() {
+        for cc in ["newreno", "cubic"] {
+            let (retx, timeouts, _) = drive_timed(linux(cc), &[12, 15, 17], 60);
+            assert_eq!(retx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![12, 15, 17], "{cc}: only the holes");
+            assert_eq!(timeouts, 0, "{cc}");
+            assert!(retx[2].0 - retx[0].0 < RTT, "{cc}: within one RTT: {:?}", retx);
+        }
+    }
+
+    #[test]
+    fn linux_enters_recovery_at_min_cwnd_and_leaves_at_ssthresh() {
+        // Reno's min_cwnd: ssthresh / 2 = 10; CUBIC 2.1 has none: cwnd = ssthresh = 40 x 819 / 1024.
+        // On leaving, a window below ssthresh is raised to it, but to at most in flight (0) + 3.
+        for (cc, in_recovery, after) in [("newreno", 10.0, 3.0), ("cubic", 31.0, 31.0)] {
+            let mut s = linux(cc);
+            let mut out = Vec::new();
+            s.core.st.cwnd = 40.0;
+            s.core.st.ssthresh = 40.0;
+            s.core.st.t_seqno = 60;
+            s.core.st.maxseq = 59;
+            s.core.st.highest_ack = 19; // 20..=59 in flight; 20 lost, 21..=24 SACKed
+            s.on_ack_with(0, 19, &[(21, 25)], &mut out);
+            assert_eq!(s.stats().fast_retransmits, 1, "{cc}: FACK: 20 <= 24 - 4");
+            assert_eq!(s.st().cwnd, in_recovery, "{cc}");
+            assert_eq!(out, vec![20], "{cc}: the hole goes at once (rate halving allows one)");
+            // The retransmission and everything else arrive: the full ACK ends recovery.
+            s.on_ack_with(RTT, 59, &[], &mut out);
+            assert_eq!(s.st().cwnd, after, "{cc}");
+        }
+    }
+
+    #[test]
+    fn linux_after_a_timeout_resends_only_what_was_not_sacked() {
+        // 15 and 17 are SACKed and too few to mark 14 lost: a timeout, then 14, 16, 18, 19 only.
+        let (retx, timeouts, sent) = drive(linux("newreno").with_size(20), &[14, 16, 18, 19], 19);
+        assert_eq!((retx, timeouts), (vec![14, 16, 18, 19], 1));
+        assert_eq!(sent, (0..20).collect::<HashSet<i64>>());
+        // Going back to 14 (sack) resends 17 too.
+        let (retx, _, _) = drive(make("sack").with_size(20), &[14, 16, 18, 19], 19);
+        assert!(retx.contains(&17), "{retx:?}");
     }
 
     #[test]

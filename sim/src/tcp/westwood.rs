@@ -172,6 +172,10 @@ impl WindowLaw for Westwood {
     fn on_timeout(&mut self, st: &mut TcpState, _now: Time) {
         self.w.on_loss(st, LinuxCwnd::reno_ssthresh(st), true);
     }
+
+    fn min_cwnd(&self, _st: &TcpState) -> Option<f64> {
+        Some(self.bw_rttmin() as f64)
+    }
 }
 
 #[cfg(test)]

@@ -174,7 +174,11 @@ impl Recovery for Sack {
         true
     }
 
-    fn on_timeout(&mut self) {
+    fn uses_sack(&self) -> bool {
+        true
+    }
+
+    fn on_timeout(&mut self, _st: &TcpState) {
         self.sacked.clear();
         self.in_recovery = false;
         self.high_rxt = i64::MIN;
