@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
 
-.PHONY: install demo test test-rust test-py bench clean
+.PHONY: install demo test test-rust test-py bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: install
 	$(BIN)/python -m sim.bench --baseline 0cd694d
 	$(BIN)/python -m sweeps.bench
 	tests/netns $(BIN)/python -m cluster.bench
+
+# Every paper reproduction at full size: reports/NAME.{md,png} (tests run reduced grids).
+reproduce: install
+	$(BIN)/python -m analysis reproduce all
 
 clean:
 	rm -rf $(VENV) sim/target sim/_core*.so

@@ -117,10 +117,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from analysis.reproduce import REPRODUCTIONS, reproduce
 
-    if args.name not in REPRODUCTIONS:
-        print(f"error: unknown reproduction {args.name!r}; allowed: {', '.join(REPRODUCTIONS)}", file=sys.stderr)
+    if args.name != "all" and args.name not in REPRODUCTIONS:
+        print(f"error: unknown reproduction {args.name!r}; allowed: all, {', '.join(REPRODUCTIONS)}",
+              file=sys.stderr)
         return 2
-    return reproduce(args.name, args.results, args.reports, rerun=args.rerun)
+    names = list(REPRODUCTIONS) if args.name == "all" else [args.name]
+    return max(reproduce(name, args.results, args.reports, rerun=args.rerun) for name in names)
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     mb.add_argument("overrides", nargs="*", help="sweep overrides; target=, seeds=, results_dir=")
     mb.set_defaults(fn=lambda a: __import__("analysis.minbuffer", fromlist=["main"]).main(a.overrides))
     r = sub.add_parser("reproduce", help="reproduce a paper's figure or table")
-    r.add_argument("name")
+    r.add_argument("name", help="a reproduction, or all")
     r.add_argument("--results", default=DEFAULT_RESULTS)
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")

@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from analysis.reproductions.abs import abs_fig1  # noqa: E402
 from analysis.reproductions.common import Report  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
@@ -33,6 +34,7 @@ REPRODUCTIONS: dict[str, Callable[[str, bool], tuple[Report, Callable[[], None]]
     "dick_table": dick_table,
     "stanford_min_buffer": stanford_min_buffer,
     "appenzeller_fig13": appenzeller_fig13,
+    "abs_fig1": abs_fig1,
 }
 
 
