@@ -4,7 +4,8 @@
 //!   an ACK, and what a loss does to it (ssthresh and cwnd after a fast retransmit and after a
 //!   timeout). Laws have their own typed parameters (`tcp: {cc: ..., param: ...}`).
 //! - `recovery` (`Recovery`, `recovery/`): what a new ACK means during fast recovery, and how many
-//!   packets an ACK may release (Reno, NewReno).
+//!   packets an ACK may release (Reno, NewReno, SACK); or, for `linux` (ns-2 TCP-Linux's), loss
+//!   detection from a scoreboard and all sending.
 //! - `release` (`Release`, `release/`): how the packets the window allows leave (ACK-clocked,
 //!   paced, Poisson).
 //!

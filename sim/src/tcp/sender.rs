@@ -11,6 +11,8 @@
 //! - a timeout asks the window law for ssthresh and cwnd and goes back to the first
 //!   unacknowledged packet (go-back-N); duplicate ACKs caused by those retransmissions cannot
 //!   trigger fast retransmit.
+//! A recovery may replace the duplicate-ACK rules and go-back-N with its own (`Recovery::on_any_ack`,
+//! `goes_back_n`): the `linux` recovery, as ns-2's TCP-Linux, detects losses from its scoreboard.
 //!
 //! What the window does on ACKs and losses is the window law's (`WindowLaw`), what a new ACK means
 //! during recovery is the recovery's (`Recovery`), and how packets leave is the release's

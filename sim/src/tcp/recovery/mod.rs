@@ -1,5 +1,5 @@
-//! Loss recovery after three duplicate ACKs (`tcp.recovery`): one file each, registered in
-//! `tcp::RECOVERIES`.
+//! Loss recovery (`tcp.recovery`): after three duplicate ACKs (reno, newreno, sack), or from a
+//! scoreboard (linux, with `scoreboard.rs`); one file each, registered in `tcp::RECOVERIES`.
 
 pub mod linux;
 pub mod newreno;

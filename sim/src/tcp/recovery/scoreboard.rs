@@ -226,9 +226,7 @@ impl Scoreboard {
 
     /// ns-2 `MarkLoss` at a timeout: every unSACKed packet sent (below `snd_nxt`) is lost.
     pub fn mark_all_lost(&mut self, una: i64, snd_nxt: i64) {
-        if self.marks.is_empty() {
-            self.una = una;
-        }
+        self.clean(una - 1); // brings `una` up to date (a no-op when every ACK updated the board)
         self.extend_to(snd_nxt - 1);
         for seq in self.una..snd_nxt {
             match *self.at(seq) {
