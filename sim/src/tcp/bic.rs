@@ -15,7 +15,7 @@
 //!   all of it (Linux's `bictcp_state(TCP_CA_Loss)`).
 //! Time is continuous where Linux counts jiffies (the HZ/32 recompute holdoff).
 
-use super::linux::LinuxCwnd;
+use super::linux::{LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{float_in, int_in, normalize, Param, Value, VariantDef};
 use crate::time::{to_secs, Time};
@@ -52,14 +52,8 @@ fn factory(v: &Value) -> LawFactory {
     Box::new(move || Bic::new(p.clone()).into())
 }
 
-/// Linux's fixed-point scale of beta.
-const BETA_SCALE: u32 = 1024;
 /// The binary search goes to (max + min) / B.
 const B: u32 = 4;
-/// Packets per ACK, << 4 (Linux ACK_RATIO_SHIFT).
-const ACK_RATIO_SHIFT: u32 = 4;
-/// Linux skips recomputing `cnt` while cwnd is unchanged for HZ / 32.
-const RECOMPUTE_S: f64 = 1.0 / 32.0;
 
 pub struct Bic {
     p: BicParams,

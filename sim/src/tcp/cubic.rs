@@ -16,7 +16,7 @@
 //! root rather than Linux's table plus one Newton step (0.2% mean error); the min RTT comes from
 //! the sender's timed RTT samples, not from timestamps on every ACK.
 
-use super::linux::LinuxCwnd;
+use super::linux::{LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
 use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{float_in, int_in, normalize, Param, Value, VariantDef};
 use crate::time::{to_secs, Time};
@@ -53,12 +53,6 @@ fn factory(v: &Value) -> LawFactory {
     Box::new(move || Cubic::new(p.clone()).into())
 }
 
-/// Linux's fixed-point scale of beta.
-const BETA_SCALE: u32 = 1024;
-/// Packets per ACK, << 4 (Linux ACK_RATIO_SHIFT).
-const ACK_RATIO_SHIFT: u32 = 4;
-/// Linux skips recomputing the target while cwnd is unchanged for HZ / 32.
-const RECOMPUTE_S: f64 = 1.0 / 32.0;
 
 pub struct Cubic {
     p: CubicParams,

@@ -14,6 +14,13 @@ use crate::time::{from_secs, to_secs, Time};
 /// Jiffies per second in ns-2's TCP-Linux (HZ = JIFFY_RATIO = 1000).
 pub const HZ: u32 = 1000;
 
+/// BIC's and CUBIC's fixed-point scale of beta.
+pub const BETA_SCALE: u32 = 1024;
+/// BIC's and CUBIC's packets-per-ACK estimate is kept << 4 (Linux ACK_RATIO_SHIFT).
+pub const ACK_RATIO_SHIFT: u32 = 4;
+/// BIC and CUBIC skip recomputing their increase while cwnd is unchanged for HZ / 32.
+pub const RECOMPUTE_S: f64 = 1.0 / 32.0;
+
 /// The module clock `tcp_time_stamp`: time truncated to jiffies, as ns-2's TCP-Linux sets it.
 pub fn tcp_time_stamp(t: Time) -> u32 {
     (t / (from_secs(1.0) / HZ as Time)) as u32
