@@ -107,12 +107,17 @@ def _fig12(results: str, rerun: bool) -> Fig12:
     at_min = {n: con.execute("""SELECT avg(mean_cwnd_pkts), avg(loss_rate), avg(short_afct_ms) FROM runs
                                 WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
                              [FIG12_NAME, n, b]).fetchone() for n, b in found.items()}
+    rc, half = fig12_half_rule_utilization(results, base)
+    return Fig12(found, at_min, half, rc)
+
+
+def fig12_half_rule_utilization(results: str, base: list[str]) -> tuple[int, dict[int, float]]:
+    """Our utilization at 0.5 x RTT x C / sqrt(n) on the Fig. 12 link, the mean over seeds per n."""
     points = fig12_half_rule_points()
     rc, run_ids = run_points(base, points)
     util = ok_run_values(results, run_ids, "utilization")
-    half = {n: mean_sd([util[r][0] for p, r in zip(points, run_ids) if p["flows"] == n and r in util])[0]
-            for n in FIG12_HALF_RULE_FLOWS}
-    return Fig12(found, at_min, half, rc)
+    return rc, {n: mean_sd([util[r][0] for p, r in zip(points, run_ids) if p["flows"] == n and r in util])[0]
+                for n in FIG12_HALF_RULE_FLOWS}
 
 
 def _plot_min_buffer(found: dict[str, dict[int, int | None]], ns2_found: dict[int, Any],
@@ -160,24 +165,30 @@ def _plot_min_buffer(found: dict[str, dict[int, int | None]], ns2_found: dict[in
     fig.tight_layout()
 
 
+def profile_min_buffers(results: str, name: str, extra: list[str], flows: tuple[int, ...], rerun: bool = False
+                        ) -> tuple[dict[int, int | None], dict[int, tuple[float, float, float]]]:
+    """One RTO profile's minimum buffers for 95% utilization per flow count (bisection on Ray), and
+    per minimum buffer the mean cwnd, loss rate and share of recoveries that were timeouts."""
+    bdp = rules.bdp_pkts(STANFORD_CORE_MBPS, STANFORD_RTT_MS)
+    base = stanford_overrides(results, name, extra) + (["force=true"] if rerun else [])
+    searches = min_buffer_search(base, [{"flows": n} for n in flows], 0.95, [math.ceil(bdp)] * len(flows),
+                                 STANFORD_SEEDS, results)
+    found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
+    con = connect(results)
+    diag = {n: con.execute("""
+                SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
+                FROM runs WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
+                           [name, n, b]).fetchone() for n, b in found.items()}
+    return found, diag
+
+
 def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rtt, core = STANFORD_RTT_MS, STANFORD_CORE_MBPS
-    bdp = rules.bdp_pkts(core, rtt)
-    points = [{"flows": n} for n in STANFORD_FLOWS]
     found: dict[str, dict[int, int | None]] = {}
     diag: dict[str, dict[int, tuple[float, float, float]]] = {}
     with ray_session():
         for name, _, extra in STANFORD_PROFILES:
-            base = stanford_overrides(results, name, extra) + (["force=true"] if rerun else [])
-            searches = min_buffer_search(base, points, 0.95, [math.ceil(bdp)] * len(points), STANFORD_SEEDS, results)
-            found[name] = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-            con = connect(results)
-            diag[name] = {}
-            for n, b in found[name].items():
-                diag[name][n] = con.execute("""
-                    SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
-                    FROM runs WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
-                                            [name, n, b]).fetchone()
+            found[name], diag[name] = profile_min_buffers(results, name, extra, STANFORD_FLOWS, rerun)
         fig12 = _fig12(results, rerun)
     main, old = (p[0] for p in STANFORD_PROFILES)
     ref = ns2.load_reference("stanford_min_buffer")
