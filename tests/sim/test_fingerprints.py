@@ -75,6 +75,8 @@ REFERENCE: dict[str, dict[str, Any]] = {
     "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
     # Added with 0.6.0: the linux recovery (the Linux laws' presets use it since).
     "linux_reno": dict(tcp=dict(cc="newreno", recovery="linux"), flows=20, buffer_pkts=10, **_DUMB),
+    # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
+    "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
 }
 
 NULL_WAS_NAN = {

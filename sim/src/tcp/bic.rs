@@ -15,7 +15,7 @@
 //!   all of it (Linux's `bictcp_state(TCP_CA_Loss)`).
 //! Time is continuous where Linux counts jiffies (the HZ/32 recompute holdoff).
 
-use super::linux::{LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
+use super::linux::{update_ack_ratio, LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{float_in, int_in, normalize, Param, Value, VariantDef};
 use crate::time::{to_secs, Time};
@@ -144,11 +144,7 @@ impl Bic {
 
 impl WindowLaw for Bic {
     fn on_ack_event(&mut self, _st: &mut TcpState, ev: &AckEvent) {
-        // Linux `bictcp_acked`: the packets-per-ACK ratio, in the Open state.
-        if ev.acked_pkts > 0 && ev.open {
-            let cnt = ev.acked_pkts as u32;
-            self.delayed_ack = (self.delayed_ack + cnt).saturating_sub(self.delayed_ack >> ACK_RATIO_SHIFT).max(1);
-        }
+        self.delayed_ack = update_ack_ratio(self.delayed_ack, ev);
     }
 
     fn on_ack(&mut self, st: &mut TcpState, ack: &Ack) {

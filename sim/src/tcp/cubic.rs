@@ -16,8 +16,8 @@
 //! root rather than Linux's table plus one Newton step (0.2% mean error); the min RTT comes from
 //! the sender's timed RTT samples, not from timestamps on every ACK.
 
-use super::linux::{LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
-use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
+use super::linux::{update_ack_ratio, LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
+use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{float_in, int_in, normalize, Param, Value, VariantDef};
 use crate::time::{to_secs, Time};
 
@@ -74,7 +74,7 @@ pub struct Cubic {
     ack_cnt: u32,
     tcp_cwnd: u32,
     /// Packets per ACK << 4.
-    delayed_ack: i64,
+    delayed_ack: u32,
 }
 
 impl Cubic {
@@ -152,7 +152,7 @@ impl Cubic {
                 self.cnt = self.cnt.min(max_cnt);
             }
         }
-        self.cnt = ((self.cnt as i64) << ACK_RATIO_SHIFT).checked_div(self.delayed_ack).unwrap_or(0).max(1) as u32;
+        self.cnt = ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1);
     }
 
     /// Linux `bictcp_recalc_ssthresh`: ends the epoch, sets W_max, returns ssthresh.
@@ -170,10 +170,12 @@ impl Cubic {
 }
 
 impl WindowLaw for Cubic {
+    fn on_ack_event(&mut self, _st: &mut TcpState, ev: &AckEvent) {
+        self.delayed_ack = update_ack_ratio(self.delayed_ack, ev);
+    }
+
     fn on_ack(&mut self, st: &mut TcpState, ack: &Ack) {
         let now_s = to_secs(ack.now);
-        // Linux `bictcp_acked`: the packets-per-ACK ratio (outside recovery, where this is called).
-        self.delayed_ack += ack.acked_pkts - (self.delayed_ack >> ACK_RATIO_SHIFT);
         if let Some(rtt) = ack.rtt_sample_s {
             let settled = self.epoch_start_s.is_none_or(|e| now_s - e >= 1.0);
             if settled && rtt > 0.0 && (self.delay_min_s == 0.0 || rtt < self.delay_min_s) {

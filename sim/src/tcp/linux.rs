@@ -8,7 +8,7 @@
 //!   cwnd drops to it (after a timeout to 1).
 //! The window never exceeds the receiver's cap `wmax` (Linux's `snd_cwnd_clamp`).
 
-use super::TcpState;
+use super::{AckEvent, TcpState};
 use crate::time::{from_secs, to_secs, Time};
 
 /// Jiffies per second in ns-2's TCP-Linux (HZ = JIFFY_RATIO = 1000).
@@ -20,6 +20,17 @@ pub const BETA_SCALE: u32 = 1024;
 pub const ACK_RATIO_SHIFT: u32 = 4;
 /// BIC and CUBIC skip recomputing their increase while cwnd is unchanged for HZ / 32.
 pub const RECOMPUTE_S: f64 = 1.0 / 32.0;
+
+/// BIC's and CUBIC's `bictcp_acked` (the `pkts_acked` hook): the moving average of packets per
+/// ACK, kept << ACK_RATIO_SHIFT, updated only in the Open state. Linux does this in u32 arithmetic
+/// whose wrap-around cancels out; the result never falls below 15/16 of the old value plus one.
+pub fn update_ack_ratio(delayed_ack: u32, ev: &AckEvent) -> u32 {
+    if ev.acked_pkts <= 0 || !ev.open {
+        return delayed_ack;
+    }
+    let acked = ev.acked_pkts as u32;
+    delayed_ack.wrapping_add(acked.wrapping_sub(delayed_ack >> ACK_RATIO_SHIFT))
+}
 
 /// The module clock `tcp_time_stamp`: time truncated to jiffies, as ns-2's TCP-Linux sets it.
 pub fn tcp_time_stamp(t: Time) -> u32 {
@@ -91,5 +102,33 @@ impl LinuxCwnd {
         st.ssthresh = ssthresh.max(2) as f64;
         st.cwnd = if timeout { 1.0 } else { st.ssthresh.min(st.wmax) };
         self.cnt = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(acked_pkts: i64, open: bool) -> AckEvent {
+        AckEvent { now: 0, acked_pkts, srtt_s: None, sacked: false, open, echo: None }
+    }
+
+    #[test]
+    fn ack_ratio_tracks_packets_per_ack_only_in_open() {
+        let mut d = 2 << ACK_RATIO_SHIFT; // the modules' initial guess: delayed ACKs, 2 per ACK
+        for _ in 0..200 {
+            d = update_ack_ratio(d, &ev(1, true));
+        }
+        assert_eq!(d >> ACK_RATIO_SHIFT, 1, "one packet per ACK: {d}");
+        let before = d;
+        for _ in 0..50 {
+            d = update_ack_ratio(d, &ev(4, false)); // in Recovery or Loss: ignored
+            d = update_ack_ratio(d, &ev(0, true)); // a duplicate ACK: ignored
+        }
+        assert_eq!(d, before);
+        for _ in 0..200 {
+            d = update_ack_ratio(d, &ev(3, true));
+        }
+        assert!((47..=48).contains(&d), "three packets per ACK, << 4: {d}");
     }
 }
