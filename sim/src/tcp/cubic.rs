@@ -131,7 +131,7 @@ impl Cubic {
         let t = now_s + self.delay_min_s - epoch;
         let delta = (self.p.c * (t - self.k_s).abs().powi(3)).floor();
         let target = if t < self.k_s { (self.origin as f64 - delta).max(0.0) } else { self.origin as f64 + delta } as u32;
-        self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+        self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100u32.saturating_mul(cwnd) };
         if self.delay_min_s > 0.0 {
             let min_cnt = (cwnd as f64 * 0.1 / (self.p.max_increment as f64 * self.delay_min_s)) as u32;
             if self.cnt < min_cnt && t >= self.k_s {
@@ -152,7 +152,8 @@ impl Cubic {
                 self.cnt = self.cnt.min(max_cnt);
             }
         }
-        self.cnt = ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1);
+        // In 64 bits, as ns-2's glue has it (`u32` is `unsigned long`): no overflow at huge windows.
+        self.cnt = (((self.cnt as u64) << ACK_RATIO_SHIFT) / self.delayed_ack as u64).max(1) as u32;
     }
 
     /// Linux `bictcp_recalc_ssthresh`: ends the epoch, sets W_max, returns ssthresh.
