@@ -140,8 +140,9 @@ def _reading(rows: list[list], ours_trends: dict, ns2_trends: dict, access_loss:
                  f"{len(util_checked)} points (largest gap {gap:.3f}; misses: {', '.join(util_miss) or 'none'}); "
                  f"loss rate within {LOSS_REL:.0%} at {len(loss_checked) - len(loss_miss)} of {len(loss_checked)} "
                  f"points where ns-2 loses more than {LOSS_FLOOR:.1%} (misses: {', '.join(loss_miss) or 'none'}). "
-                 "One seed per point on both sides: a single run's loss rate at large buffers rests on a few hundred "
-                 "drops, and the two simulators draw different RTTs and start times from different generators.")
+                 "Each point is the mean over those seeds on both sides (the two simulators draw different RTTs "
+                 "and start times from different generators, and at 8-16 packets one run's utilization varies by "
+                 "0.04 with them; a single run's loss rate at large buffers rests on a few hundred drops).")
     else:
         text += "ns-2 has not been run on this set-up (`python -m analysis crosscheck abs_fig1`, needs ns-2)."
     return text

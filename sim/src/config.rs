@@ -42,7 +42,7 @@ crate::params! {
         topology: TopologyConfig = TopologyConfig::named("dumbbell");
         /// Long-lived flows (per route of the topology).
         flows: i64 = 1, unit "count", check int_in(0, MAX_FLOWS);
-        /// Bottleneck buffer in packets, not counting the one in transmission (ns-2 DropTail).
+        /// Bottleneck buffer in packets, the one in transmission included (ns-2 DropTail queue-limit).
         buffer_pkts: i64 = 100, unit "pkts", check int_in(0, MAX_PKTS);
         /// Byte-limited bottleneck buffer instead of buffer_pkts; null = packets.
         buffer_bytes: Option<i64> = None, unit "bytes", check opt(int_in(0, MAX_PKTS));

@@ -213,7 +213,8 @@ mod tests {
 
     #[test]
     fn busy_link_queues_then_drops() {
-        let mut l = link(1e6, 1, 0);
+        // A buffer of 2 (ns-2's queue-limit 2): one packet in service, one waiting.
+        let mut l = link(1e6, 2, 0);
         assert_eq!(l.arrive(pkt(125), 0), Arrival::Started(1_000_000_000));
         assert_eq!(l.arrive(pkt(125), 0), Arrival::Queued);
         assert_eq!(l.arrive(pkt(125), 0), Arrival::Dropped);

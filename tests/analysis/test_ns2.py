@@ -91,14 +91,19 @@ def test_ns2_and_engine_agree_on_a_small_dumbbell():
 @pytest.mark.parametrize("tcp, buffer_pkts", [("bic", 16), ("htcp", 32), ("cubic", 64), ("highspeed", 256),
                                              ("sack", 128)])
 def test_tcp_linux_and_engine_agree_on_abs_fig1(tcp, buffer_pkts):
-    # ABS Fig. 1's set-up, seed 1, from small buffers (where the recovery decides utilization) to
-    # large ones (where the window law decides the loss rate).
+    # ABS Fig. 1's set-up, from small buffers (where the recovery decides utilization) to large
+    # ones (where the window law decides the loss rate); the mean of seeds 1-3 on each side, since
+    # at 16 packets one run's utilization varies by 0.04 with the RTTs drawn.
     law = {"cc": "newreno", "recovery": "sack"} if tcp == "sack" else {"cc": tcp, "recovery": "linux"}
     cfg = sim.SimConfig(tcp={**law, "tick_ms": 1}, flows=10, core_mbps=100.0, rtt_ms=40.0,
                         rtt_spread_ms=20.0, pkt_bytes=1500, wmax_pkts=100_000, access_mbps=1000.0,
                         access_buffer_pkts=2500, buffer_pkts=buffer_pkts, duration_s=100.0, warmup_s=20.0)
-    theirs = ns2.run(cfg)
-    ours = sim.run(cfg).summary.to_pylist()[0]
-    assert abs(theirs["utilization"] - ours["utilization"]) < 0.03, (theirs, ours["utilization"])
-    assert ours["loss_rate"] == pytest.approx(theirs["loss_rate"], rel=0.25), (theirs, ours["loss_rate"])
-    assert ours["access_loss_rate"] == 0
+    cfgs = [dataclasses.replace(cfg, seed=s) for s in (1, 2, 3)]
+    theirs = ns2.runs(cfgs)
+    ours = [sim.run(c).summary.to_pylist()[0] for c in cfgs]
+
+    def mean(rows: list[dict], key: str) -> float:
+        return sum(r[key] for r in rows) / len(rows)
+    assert abs(mean(theirs, "utilization") - mean(ours, "utilization")) < 0.03, (theirs, ours)
+    assert mean(ours, "loss_rate") == pytest.approx(mean(theirs, "loss_rate"), rel=0.25), (theirs, ours)
+    assert all(r["access_loss_rate"] == 0 for r in ours)

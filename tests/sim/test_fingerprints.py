@@ -89,9 +89,26 @@ intended difference; compared with NULL read as NaN)."""
 
 _UTILIZATION = {("summary", "utilization"), ("summary", "effective_utilization"), ("timeseries", "utilization"),
                 ("links", "utilization")}
+_FLOW_COUNTS = {("flows", c) for c in ("delivered_pkts", "dropped_pkts", "fast_retransmits", "goodput_mbps",
+                                        "in_flight_pkts", "mean_cwnd_pkts", "retransmits", "sent_pkts", "timeouts")}
+_LINK_COUNTS = {("links", c) for c in ("arrivals", "arrivals_total", "departures", "departures_total", "drops",
+                                       "drops_total", "goodput_mbps", "held_at_end", "loss_rate", "mean_queue_delay_ms",
+                                       "mean_queue_pkts", "p99_queue_delay_ms", "p99_queue_pkts")}
+_SUMMARY_COUNTS = {("summary", c) for c in (
+    "access_loss_rate", "bottleneck_arrivals", "bottleneck_drops", "bottleneck_pkts", "events", "fast_retransmits",
+    "goodput_mbps", "jain_fairness", "loss_rate", "mean_cwnd_pkts", "mean_queue_delay_ms", "mean_queue_pkts",
+    "p99_queue_delay_ms", "p99_queue_pkts", "retransmits", "short_afct_ms", "short_flows_done", "short_p99_fct_ms",
+    "timeouts")}
+_SERIES_COUNTS = {("timeseries", c) for c in ("arrivals", "drops", "goodput_mbps", "mean_cwnd_pkts", "queue_max_pkts",
+                                              "queue_mean_pkts")}
+_TRACE = {("trace", c) for c in ("event", "flow", "queue_pkts", "seq", "time_s")}
 CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
     "0.3.0": (_UTILIZATION, ("utilization is busy time over elapsed time: a transmission straddling the end "
                              "of warm-up or of a sample is split, so no interval exceeds 1 (issue 13, D7)")),
+    "0.8.0": (_FLOW_COUNTS | _LINK_COUNTS | _SUMMARY_COUNTS | _SERIES_COUNTS | _TRACE,
+              ("ns-2's DropTail limit (buffer_pkts counts the packet in service: B - 1 wait) and RFC 6298's RTO "
+               "(the minimum applies before the backoff), both as ns-2 2.35 does (issue 14: ABS Fig. 1 at 8 "
+               "packets)")),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""

@@ -1,5 +1,5 @@
 """Open-loop Poisson traffic of fixed-size packets: the bottleneck is an M/D/1/K queue with
-K = buffer_pkts + 1 (the buffer excludes the packet in service, as ns-2's DropTail)."""
+K = buffer_pkts (the buffer counts the packet in service, as ns-2's DropTail)."""
 
 import math
 
@@ -17,7 +17,7 @@ def test_reference_formula_matches_mm1_limit_shape():
     # Sanity of the reference itself: loss grows with load and falls with buffer.
     assert md1b_loss(0.8, 5) > md1b_loss(0.5, 5) > 0
     assert md1b_loss(0.8, 5) > md1b_loss(0.8, 10)
-    assert md1b_loss(0.95, 10) == pytest.approx(0.02617, rel=1e-3)
+    assert md1b_loss(0.95, 11) == pytest.approx(0.02617, rel=1e-3)  # K = 11 places
 
 
 @pytest.mark.parametrize("rho", [0.5, 0.8, 0.95])

@@ -15,9 +15,10 @@ def test_single_reno_flow_with_bdp_buffer_fills_the_link():
 
 def test_single_reno_flow_without_buffer_is_the_classic_sawtooth():
     # Buffer near zero: the window oscillates between BDP/2 and BDP, so utilization ~ 3/4.
-    # Two packets (0.16% of the BDP); the steady state needs a long run (additive increase
-    # climbs 1 packet per RTT from BDP/2).
-    m = sim.run(tcp="reno", flows=1, buffer_pkts=2, wmax_pkts=100_000, core_mbps=100, rtt_ms=100,
+    # Three packets, two waiting beside the one in service (0.2% of the BDP; with two, ns-2 and
+    # we both collapse to timeouts: 0.003 and 0.002 over 100 s); the steady state needs a long run
+    # (additive increase climbs 1 packet per RTT from BDP/2).
+    m = sim.run(tcp="reno", flows=1, buffer_pkts=3, wmax_pkts=100_000, core_mbps=100, rtt_ms=100,
                 duration_s=1500, warmup_s=500).metrics()
     assert m["utilization"] == pytest.approx(0.75, abs=0.05)
     assert m["timeouts"] == 0
@@ -37,8 +38,11 @@ def test_enachescu_fig1_paced_needs_ten_packets_reno_about_a_hundred():
     reno_10 = util(tcp="reno", buffer_pkts=10)
     assert paced_10 >= 0.70
     assert paced_10 - reno_10 >= 0.15
+    # "About 100 packets" for Reno: 0.79 at 100 (engine 0.8.0; 0.80 when the buffer did not count
+    # the packet in service), 0.80 crossed before 150.
     assert util(tcp="reno", buffer_pkts=50) < 0.80
-    assert util(tcp="reno", buffer_pkts=100) >= 0.80
+    assert util(tcp="reno", buffer_pkts=100) >= 0.75
+    assert util(tcp="reno", buffer_pkts=150) >= 0.80
 
 
 def test_poisson_sender_runs_the_theorem_1_setting():

@@ -3,7 +3,8 @@
 //! - window: packets `t_seqno <= highest_ack + window` may be in flight;
 //! - RTT: one segment timed at a time (no timestamps, as ns-2's default), samples rounded to
 //!   the clock tick (ns-2 `tcpTick_`, 10 ms), srtt/rttvar per RFC 6298, RTO = srtt + 4 rttvar
-//!   clamped to [min_rto, max_rto], exponential backoff reset by the next valid sample (Karn);
+//!   raised to min_rto, then doubled per backoff and capped at max_rto (RFC 6298 5.5; ns-2's
+//!   `rtt_timeout` with its default `rfc2988_`), backoff reset by the next valid sample (Karn);
 //! - three duplicate ACKs start fast retransmit unless they are below `recover` (ns-2
 //!   `bugFix_`: no second fast retransmit for losses of a window already being recovered);
 //!   the first two duplicates may each release one new packet (Limited Transmit, ns-2
@@ -88,7 +89,9 @@ impl SenderCore {
             Some(srtt) => srtt + 4.0 * self.rttvar_s,
             None => self.p.init_rto_s,
         };
-        (base * self.backoff as f64).clamp(self.p.min_rto_s, self.p.max_rto_s)
+        // The minimum applies before the backoff: with srtt + 4 rttvar at 60 ms and min_rto
+        // 200 ms, the second timeout waits 400 ms, not 200 (engine < 0.8.0 clamped after it).
+        (base.max(self.p.min_rto_s) * self.backoff as f64).min(self.p.max_rto_s)
     }
 
     fn restart_rto(&mut self, now: Time) {
@@ -629,5 +632,15 @@ mod tests {
         assert!((s.rto_s() - 0.25).abs() < 1e-12);
         s.backoff = 4;
         assert!((s.rto_s() - 1.0).abs() < 1e-12);
+        // A short path: srtt + 4 rttvar below the 200 ms minimum, which is applied before the
+        // backoff doubles it (RFC 6298 5.5, ns-2's rfc2988_).
+        let mut s = make("reno").core;
+        s.rtt_sample(0.01);
+        s.backoff = 1;
+        assert!((s.rto_s() - 0.2).abs() < 1e-12, "{}", s.rto_s());
+        s.backoff = 2;
+        assert!((s.rto_s() - 0.4).abs() < 1e-12, "{}", s.rto_s());
+        s.backoff = 64;
+        assert!((s.rto_s() - 12.8).abs() < 1e-9, "{}", s.rto_s());
     }
 }
