@@ -44,22 +44,28 @@ def mm1_overflow(rho: float, buffer_pkts: float) -> float:
     return rho**buffer_pkts
 
 
+def queue_places(buffer_pkts: int) -> int:
+    """K of an M/x/1/K model of a link with `buffer_pkts` of buffer: the packet in service counts,
+    as in ns-2's DropTail and our engine (a buffer of 0 or 1 leaves one place, the server)."""
+    return max(buffer_pkts, 1)
+
+
 def mm1b_loss(rho: float, buffer_pkts: int) -> float:
-    """Loss probability of M/M/1/K with K = buffer_pkts places (the buffer counts the packet in
-    service, as ns-2's DropTail; at least 1): (1 - rho) rho^K / (1 - rho^(K+1))."""
-    k = max(buffer_pkts, 1)
+    """Loss probability of M/M/1/K with K = queue_places(buffer_pkts):
+    (1 - rho) rho^K / (1 - rho^(K+1))."""
+    k = queue_places(buffer_pkts)
     if rho == 1:
         return 1 / (k + 1)
     return (1 - rho) * rho**k / (1 - rho ** (k + 1))
 
 
 def md1b_loss(rho: float, buffer_pkts: int) -> float:
-    """Loss probability of M/D/1/K with K = buffer_pkts places (at least 1).
+    """Loss probability of M/D/1/K with K = queue_places(buffer_pkts).
 
     Embedded Markov chain at departures (states 0..K-1, arrivals per service ~ Poisson(rho)),
     then the time-average probability of a full system, 1 - 1 / (pi_0 + rho), which Poisson
     arrivals see (PASTA)."""
-    k = max(buffer_pkts, 1)
+    k = queue_places(buffer_pkts)
     a = [math.exp(-rho) * rho**j / math.factorial(j) for j in range(k + 1)]
     p = [[0.0] * k for _ in range(k)]
     for i in range(k):
