@@ -1,10 +1,15 @@
-# buffersweep's dumbbell in ns-2 (2.35): N one-way TCP agents with RTTs uniform in
-# rtt_ms +/- rtt_spread_ms/2, all through one DropTail bottleneck. Written for analysis/ns2.py,
+# buffersweep's dumbbell in ns-2 (2.35): N one-way TCP agents with the RTTs and start times
+# analysis/ns2.py passes (our engine's draws for the seed; without them, RTTs uniform in
+# rtt_ms +/- rtt_spread_ms/2), all through one DropTail bottleneck. Written for analysis/ns2.py,
 # which passes "key value" pairs named as SimConfig's fields and reads the line printed at the end.
 # The agent is Agent/TCP/<agent>; for agent Linux (TCP-Linux, Linux 2.6.22.6's congestion modules)
 # `select_ca ca` picks the module. The receiver is Agent/<sink>.
 set opt(ca) none
 set opt(timestamps) 0
+# Optional: the long flows' RTTs (ms) and start times (s), one per flow, so that ns-2 runs the very
+# flows our engine drew for the same seed; without them ns-2 draws its own.
+set opt(flow_rtts_ms) {}
+set opt(flow_starts_s) {}
 foreach {k v} $argv { set opt($k) $v }
 set N $opt(flows)
 # One-way TCP adds a 40-byte header to packetSize_, so the wire size matches pkt_bytes.
@@ -51,6 +56,7 @@ for {set i 0} {$i < $N} {incr i} {
   set s [$ns node]
   set d [$ns node]
   set rtt [expr $opt(rtt_ms) + ([$rng uniform 0 1] - 0.5) * $opt(rtt_spread_ms)]
+  if {[llength $opt(flow_rtts_ms)] == $N} { set rtt [lindex $opt(flow_rtts_ms) $i] }
   $ns duplex-link $s $r0 $access_rate [expr $rtt / 2.0]ms DropTail
   $ns queue-limit $s $r0 $access_limit
   $ns queue-limit $r0 $s 1000000
@@ -64,7 +70,9 @@ for {set i 0} {$i < $N} {incr i} {
   $ns connect $tcp $sink
   set ftp [new Application/FTP]
   $ftp attach-agent $tcp
-  $ns at [expr [$rng uniform 0 1] * $opt(start_window_s)] "$ftp start"
+  set start [expr [$rng uniform 0 1] * $opt(start_window_s)]
+  if {[llength $opt(flow_starts_s)] == $N} { set start [lindex $opt(flow_starts_s) $i] }
+  $ns at $start "$ftp start"
 }
 # Short flows (short_mbps > 0): Poisson arrivals of short_flow_pkts-packet transfers from 50
 # source nodes whose RTTs are drawn as the long flows'. Creating an agent pair per transfer

@@ -40,7 +40,10 @@ pub enum Event {
     WarmupEnd,
 }
 
-/// `time` (ps) in the high 64 bits, the insertion sequence in the low 64.
+/// The top bit of the sequence: events that run after every other event of the same time.
+const LATE: u64 = 1 << 63;
+
+/// `time` (ps) in the high 64 bits, the class (`LATE` or 0) and insertion sequence in the low 64.
 #[inline(always)]
 fn key(time: Time, seq: u64) -> u128 {
     ((time as u128) << 64) | seq as u128
@@ -95,10 +98,30 @@ impl EventQueue {
     /// (see `config`), and this keeps a future mistake from running the clock backwards.
     #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
+        self.push_keyed(time, 0, event);
+    }
+
+    /// Schedules `event` at `time`, after every event scheduled with `push` for the same time,
+    /// whenever they were scheduled. A queue's end of transmission goes here, so that a packet
+    /// arriving at the very instant a slot frees finds the queue as it was, as in ns-2: there
+    /// the arrival's event was scheduled when it left the upstream node, a propagation delay
+    /// before, and the queue's `resume` one transmission time before, and equal times run in
+    /// scheduling order. Our return paths carry the propagation delay, so plain insertion order
+    /// would run such ties the other way. Ties are common: a window's packets reach the
+    /// bottleneck spaced exactly by its transmission time. Running them departure first locked
+    /// one of two Reno flows out at an 8-packet buffer (ABS Fig. 1 set-up, seeds 1-6: the
+    /// leading train always took the freed slot and grew; utilization 0.29 against ns-2's 0.08).
+    #[inline]
+    pub fn push_after_arrivals(&mut self, time: Time, event: Event) {
+        self.push_keyed(time, LATE, event);
+    }
+
+    #[inline(always)]
+    fn push_keyed(&mut self, time: Time, class: u64, event: Event) {
         assert!(time >= self.now, "event {event:?} scheduled at {time} ps, before now ({} ps)", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { key: key(time, seq), event });
+        self.heap.push(Entry { key: key(time, class | seq), event });
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
@@ -151,5 +174,18 @@ mod tests {
                 (5, Event::SampleTick)
             ]
         );
+    }
+
+    #[test]
+    fn late_events_run_after_every_event_of_their_time() {
+        let mut q = EventQueue::new();
+        q.push_after_arrivals(3, Event::LinkDone(0));
+        q.push(3, Event::LinkExit(1));
+        q.push(2, Event::LinkExit(2));
+        q.push_after_arrivals(2, Event::LinkDone(3));
+        q.push(3, Event::LinkExit(4));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, vec![Event::LinkExit(2), Event::LinkDone(3), Event::LinkExit(1), Event::LinkExit(4),
+                               Event::LinkDone(0)]);
     }
 }

@@ -571,7 +571,7 @@ impl<'c> World<'c> {
         s.ctr.arrivals += 1;
         match link.arrive(pkt, now) {
             Arrival::Started(done) => {
-                self.events.push(done, Event::LinkDone(l as u32));
+                self.events.push_after_arrivals(done, Event::LinkDone(l as u32));
                 s.start_tx(now);
                 self.trace.record(now, ENQUEUE, &pkt, 0, i);
                 self.trace.record(now, DEQUEUE, &pkt, 0, i);
@@ -599,7 +599,11 @@ impl<'c> World<'c> {
         let link = &mut self.links[l];
         let (done, next) = link.complete(now);
         if let Some((_, t)) = next {
-            self.events.push(t, Event::LinkDone(l as u32));
+            if matches!(link.role, Role::Net(_)) {
+                self.events.push_after_arrivals(t, Event::LinkDone(l as u32));
+            } else {
+                self.events.push(t, Event::LinkDone(l as u32));
+            }
         }
         if let Role::Net(i) = link.role {
             let i = i as usize;

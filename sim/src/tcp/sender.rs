@@ -583,6 +583,22 @@ mod tests {
     }
 
     #[test]
+    fn linux_grows_the_window_only_when_it_was_full() {
+        // ns-2's tcp_is_cwnd_limited: an ACK grows cwnd only if in flight before it was >= cwnd.
+        for (in_flight, grows) in [(10, true), (5, false)] {
+            let mut s = linux("newreno");
+            let mut out = Vec::new();
+            s.core.st.cwnd = 10.0;
+            s.core.st.ssthresh = 100.0; // slow start: +1 per ACK
+            s.core.st.highest_ack = 19;
+            s.core.st.t_seqno = 20 + in_flight;
+            s.core.st.maxseq = 19 + in_flight;
+            s.on_ack_with(0, 20, &[], &mut out);
+            assert_eq!(s.st().cwnd > 10.0, grows, "in flight {in_flight}: cwnd {}", s.st().cwnd);
+        }
+    }
+
+    #[test]
     fn linux_after_a_timeout_resends_only_what_was_not_sacked() {
         // 15 and 17 are SACKed and too few to mark 14 lost: a timeout, then 14, 16, 18, 19 only.
         let (retx, timeouts, sent) = drive(linux("newreno").with_size(20), &[14, 16, 18, 19], 19);

@@ -8,7 +8,8 @@
 //!   window law, and cwnd = the law's `min_cwnd` (ssthresh / 2 for Reno, HighSpeed, Scalable,
 //!   TCP-LP; BWE x RTTmin for Westwood+), else ssthresh, at once;
 //! - the window does not grow in Recovery; it does in Open and in Loss (slow start after a
-//!   timeout);
+//!   timeout), and only on an ACK before which the window was full (in flight >= cwnd: every
+//!   module's `tcp_is_cwnd_limited` check, as ns-2's glue defines it);
 //! - sending (`send_much`): while packets in flight (sent - acked - SACKed - lost) < max(cwnd,
 //!   next), retransmit the lowest lost packet, else send new data. `next` does ns-2's rate
 //!   halving: the old cwnd on entering Recovery, then min(next, in flight + 1) before and
@@ -137,6 +138,7 @@ impl Recovery for Linux {
     fn on_any_ack(&mut self, core: &mut SenderCore, law: &mut AnyLaw, ack: &Ack, ackno: i64, sack: &[(i64, i64)],
                   out: &mut Vec<i64>) -> bool {
         let advanced = ackno > core.st.highest_ack;
+        let prior_in_flight = self.in_flight(&core.st);
         let found = if !sack.is_empty() || !self.board.is_empty() {
             self.board.update(ackno, sack)
         } else {
@@ -144,7 +146,9 @@ impl Recovery for Linux {
         };
         // Linux's tcp_ack_is_dubious and tcp_may_raise_cwnd.
         let dubious = !advanced || found.newly_sacked || self.state != CaState::Open;
-        if advanced && self.state != CaState::Recovery {
+        // Every module's cong_avoid returns first unless the window was full before this ACK
+        // (`tcp_is_cwnd_limited`, which ns-2's glue defines as in flight >= cwnd).
+        if advanced && self.state != CaState::Recovery && prior_in_flight as f64 >= core.st.cwnd.min(core.st.wmax) {
             law.on_ack(&mut core.st, ack);
         }
         if advanced {
