@@ -135,14 +135,14 @@ def _reading(rows: list[list], ours_trends: dict, ns2_trends: dict, access_loss:
              f"Unlike in the paper, some run loses packets at its access link (largest access loss rate "
              f"{access_loss:.3g}): a sender bursting more than the 2500-packet access buffer. ")
     if ref:
-        text += (f"Against ns-2 ({', '.join(str(s) for s in ref.get('seeds', []))} seed(s) each, ns-2's own random "
-                 f"streams): utilization within {UTIL_TOL} at {len(util_checked) - len(util_miss)} of "
+        text += (f"Against ns-2 (seeds {', '.join(str(s) for s in ref.get('seeds', []))}, each run in both "
+                 f"simulators with the RTTs and start times our engine drew for it): utilization within {UTIL_TOL} at {len(util_checked) - len(util_miss)} of "
                  f"{len(util_checked)} points (largest gap {gap:.3f}; misses: {', '.join(util_miss) or 'none'}); "
                  f"loss rate within {LOSS_REL:.0%} at {len(loss_checked) - len(loss_miss)} of {len(loss_checked)} "
                  f"points where ns-2 loses more than {LOSS_FLOOR:.1%} (misses: {', '.join(loss_miss) or 'none'}). "
-                 "Each point is the mean over those seeds on both sides (the two simulators draw different RTTs "
-                 "and start times from different generators, and at 8-16 packets one run's utilization varies by "
-                 "0.04 with them; a single run's loss rate at large buffers rests on a few hundred drops).")
+                 "Each point is the mean over those seeds on both sides: at 8-32 packets one run's utilization "
+                 "varies by up to 0.1 with the flows' RTTs, and a single run's loss rate at large buffers rests on "
+                 "a few hundred drops.")
     else:
         text += "ns-2 has not been run on this set-up (`python -m analysis crosscheck abs_fig1`, needs ns-2)."
     return text
