@@ -25,6 +25,7 @@ SUMMARY_SCHEMA = pa.schema([_VERSION_FIELD, *CONFIG_FIELDS, *output_fields("summ
 TIMESERIES_SCHEMA = pa.schema(output_fields("timeseries"))
 FLOWS_SCHEMA = pa.schema(output_fields("flows"))
 LINKS_SCHEMA = pa.schema(output_fields("links"))
+CLASSES_SCHEMA = pa.schema(output_fields("classes"))
 TRACE_SCHEMA = pa.schema(output_fields("trace"))
 
 
@@ -35,6 +36,7 @@ class SimResult:
     timeseries: pa.Table
     flows: pa.Table
     links: pa.Table
+    classes: pa.Table
     trace: pa.Table | None
 
     def metrics(self) -> dict[str, Any]:
@@ -81,5 +83,6 @@ def run(config: SimConfig | None = None, /, **fields: Any) -> SimResult:
         timeseries=table(out["timeseries"], TIMESERIES_SCHEMA),
         flows=table(out["flows"], FLOWS_SCHEMA),
         links=table(out["links"], LINKS_SCHEMA),
+        classes=table(out["classes"], CLASSES_SCHEMA),
         trace=trace,
     )

@@ -12,6 +12,8 @@ A type description is a dict: {"type": "bool" | "int" | "float" | "str"}, {"type
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,6 +74,11 @@ def arrow_type(desc: dict[str, Any]) -> pa.DataType:
     return {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "str": pa.string()}[kind]
 
 
+def _holds_union(desc: dict[str, Any]) -> bool:
+    """A list whose elements are (or hold) a union: no Arrow type of its own."""
+    return desc["type"] == "list" and (desc["of"]["type"] == "union" or _holds_union(desc["of"]))
+
+
 def _meta(unit: str, doc: str) -> dict[bytes, bytes]:
     return {b"unit": unit.encode(), b"doc": doc.encode()}
 
@@ -87,6 +94,12 @@ def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, str | None]]]:
         key, t = spec["key"], spec["type"]
         optional = t["type"] == "optional"
         inner = t["of"] if optional else t
+        if _holds_union(inner):
+            # A list of tagged groups (`traffic`): one JSON text column, NULL when empty (DuckDB
+            # reads it with its json functions).
+            doc = f"{spec['doc']} (JSON; NULL = none)"
+            yield key, pa.field(key, pa.string(), metadata=_meta(spec["unit"], doc)), (key, "json")
+            continue
         if inner["type"] != "union":
             yield key, pa.field(key, arrow_type(t), metadata=_meta(spec["unit"], spec["doc"])), (key, None)
             continue
@@ -104,7 +117,9 @@ def config_row(normalized: dict[str, Any], labels: dict[str, Any]) -> dict[str, 
     row: dict[str, Any] = {}
     for col, _, (section, sub) in config_columns():
         value = normalized.get(section)
-        if sub is None:
+        if sub == "json":
+            row[col] = json.dumps(value, sort_keys=True, separators=(",", ":")) if value else None
+        elif sub is None:
             row[col] = labels[section] if section in labels else value
         else:
             row[col] = None if value is None else value.get(sub)

@@ -54,10 +54,18 @@ def _copy(x: Any) -> Any:
 
 
 def _fmt(value: Any) -> str:
+    """A parsed override value written back in Hydra's override grammar (lists and dicts
+    included, e.g. `traffic=[{kind:udp,flows:2}]`)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ",".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_fmt(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str) and (value == "" or any(c in value for c in " ,:[]{}()='\"\\")):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     return str(value)
 
 

@@ -8,6 +8,7 @@ use crate::controller::ControllerConfig;
 use crate::params::{each, int_in, non_negative, opt, positive, Check, ConfigError, Param, Value};
 use crate::tcp::TcpConfig;
 use crate::topology::{Network, TopologyConfig};
+use crate::traffic::TrafficGroup;
 
 pub const MAX_FLOWS: i64 = 1_000_000;
 pub const MAX_PKTS: i64 = 1 << 40;
@@ -40,6 +41,9 @@ crate::params! {
         tcp_mix: Option<String> = None, unit "";
         /// The network: dumbbell (set by the flat keys) or parking_lot.
         topology: TopologyConfig = TopologyConfig::named("dumbbell");
+        /// Traffic groups beside the flat shorthands: bulk, http, pareto or udp, each on its route
+        /// with its own settings (see `python -m analysis schema config`).
+        traffic: Vec<TrafficGroup> = vec![];
         /// Long-lived flows (per route of the topology).
         flows: i64 = 1, unit "count", check int_in(0, MAX_FLOWS);
         /// Bottleneck buffer in packets, the one in transmission included (ns-2 DropTail queue-limit).
@@ -163,15 +167,20 @@ impl SimConfig {
                     .map_err(|m| ConfigError::at("tcp_mix", format!("{m}{per_route}")))?;
             }
         }
+        for (i, g) in self.traffic.iter().enumerate() {
+            g.check().map_err(|e| e.under(&i.to_string()).under("traffic"))?;
+        }
         if let Some(rtts) = &self.rtts_ms {
             if rtts.len() != n {
                 return err("rtts_ms", format!("must list one RTT per flow ({n}), got {}", rtts.len()));
             }
         }
-        if n == 0 && self.poisson_mbps == 0.0 && self.cbr_mbps == 0.0 && self.short_mbps == 0.0 {
+        if n == 0 && self.poisson_mbps == 0.0 && self.cbr_mbps == 0.0 && self.short_mbps == 0.0
+            && self.traffic.is_empty() {
             return err(
                 "flows",
-                "is 0 and there is no other traffic (poisson_mbps, cbr_mbps, short_mbps): nothing to simulate".into(),
+                "is 0 and there is no other traffic (poisson_mbps, cbr_mbps, short_mbps, traffic): nothing to simulate"
+                    .into(),
             );
         }
         Ok(net)
@@ -216,6 +225,33 @@ mod tests {
         let steps = Value::List(vec![Value::List(vec![Value::Float(0.0), Value::Int(5)])]);
         let ctl = Value::map(vec![("name", Value::str("schedule")), ("interval_ms", Value::Float(1e-9)), ("steps", steps)]);
         assert_eq!(with("controller", ctl).unwrap_err().field, "controller.interval_ms");
+    }
+
+    #[test]
+    fn traffic_groups_are_checked_with_their_dotted_key() {
+        let one = |g: Vec<(&str, Value)>| with("traffic", Value::List(vec![Value::map(g)]));
+        let err = |g: Vec<(&str, Value)>| one(g).unwrap_err().to_string();
+        let (cfg, net) = one(vec![("kind", Value::str("udp")), ("flows", Value::Int(20))]).unwrap();
+        assert_eq!((cfg.traffic.len(), net.traffic_routes.clone()), (1, vec![0]));
+        assert_eq!(err(vec![("kind", Value::str("pareto")), ("shape", Value::Float(1.0))]),
+                   "traffic.0.shape: must be > 1 (a Pareto law of shape <= 1 has an infinite mean), got 1");
+        assert_eq!(err(vec![("kind", Value::str("udp")), ("rate_mbps", Value::Float(-1.0))]),
+                   "traffic.0.rate_mbps: must be > 0, got -1");
+        assert_eq!(err(vec![("kind", Value::str("bulk")), ("schedule", Value::List(vec![]))]),
+                   "traffic.0.schedule: must list at least one (time_s, active_flows) step, or be null");
+        assert!(err(vec![("kind", Value::str("udp")), ("route", Value::List(vec![Value::Int(0), Value::Int(1)]))])
+            .starts_with("traffic.0.route: link 1 does not exist; the links are 0"));
+        assert_eq!(one(vec![("kind", Value::str("udp")), ("flows", Value::Int(0))]).unwrap_err().field,
+                   "traffic.0.flows");
+        assert_eq!(one(vec![("kind", Value::str("http")), ("sessions", Value::Int(0))]).unwrap_err().field,
+                   "traffic.0.sessions");
+        assert!(err(vec![("kind", Value::str("web"))]).starts_with("traffic.0.kind: unknown traffic \"web\"; allowed: \
+                                                                  bulk, http, pareto, udp"));
+        assert_eq!(err(vec![("kind", Value::str("udp")), ("tcp", Value::str("cubic"))]),
+                   "traffic.0.tcp: does not apply to udp traffic (not TCP); remove it");
+        let steps = Value::List(vec![Value::List(vec![Value::Float(5.0), Value::Int(3)])]);
+        assert_eq!(err(vec![("kind", Value::str("bulk")), ("flows", Value::Int(2)), ("schedule", steps)]),
+                   "traffic.0.schedule.0.active_flows: must be <= flows (2), got 3");
     }
 
     #[test]

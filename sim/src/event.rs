@@ -30,8 +30,8 @@ pub enum Event {
     DelAckTimer(u32),
     /// An open-loop source emits its next packet.
     SourceEmit(u32),
-    /// The next short TCP flow arrives.
-    ShortArrival,
+    /// A transfer generator's next transfer arrives (see `world::traffic`).
+    TransferArrival(u32),
     /// The buffer controller's periodic call.
     ControllerTick,
     /// End of a time-series sample interval.

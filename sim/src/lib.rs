@@ -17,12 +17,12 @@ pub mod params;
 pub mod queue;
 pub mod results;
 pub mod rng;
-pub mod short;
 pub mod source;
 pub mod tcp;
 pub mod time;
 pub mod topology;
 pub mod trace;
+pub mod traffic;
 pub mod world;
 
 #[cfg(feature = "python")]

@@ -317,6 +317,42 @@ crate::table! {
 }
 
 crate::table! {
+    /// One row per traffic class present in the run (bulk: long flows; pareto: Poisson transfers,
+    /// the flat short flows included; http: web objects; udp: open-loop streams), over the
+    /// measured window.
+    pub struct ClassRow as "classes" {
+        /// bulk | http | pareto | udp.
+        class: &'static str, unit "";
+        /// Long flows or UDP streams of the class; for pareto and http, the transfers that
+        /// started in the measured window.
+        flows: i64, unit "count";
+        /// Offered load: for pareto and http the sizes of the transfers started in the window,
+        /// for bulk and udp the data sent (retransmissions included), over the window's length.
+        offered_mbps: f64, unit "Mb/s";
+        /// New in-order data delivered to the class's receivers (udp: packets that arrived).
+        goodput_mbps: f64, unit "Mb/s";
+        /// The class's packets dropped on any link / its packets sent; NULL if none sent.
+        loss_rate: Option<f64>, unit "fraction";
+        /// Transfers that started in the window and completed before the end of the run.
+        transfers_done: i64, unit "count";
+        /// Their mean completion time (first packet sent to last packet received); NULL if none.
+        fct_mean_ms: Option<f64>, unit "ms";
+        /// Their median completion time.
+        fct_p50_ms: Option<f64>, unit "ms";
+        /// Their 99th-percentile completion time.
+        fct_p99_ms: Option<f64>, unit "ms";
+        /// Mean completion time of those under 10 KB.
+        fct_mean_ms_under_10kb: Option<f64>, unit "ms";
+        /// Mean completion time of those of 10 KB to 100 KB.
+        fct_mean_ms_10kb_to_100kb: Option<f64>, unit "ms";
+        /// Mean completion time of those of 100 KB to 1 MB.
+        fct_mean_ms_100kb_to_1mb: Option<f64>, unit "ms";
+        /// Mean completion time of those over 1 MB.
+        fct_mean_ms_over_1mb: Option<f64>, unit "ms";
+    }
+}
+
+crate::table! {
     /// The optional bounded event trace of the topology's links (trace_max_events > 0).
     pub struct TraceRow as "trace" {
         /// When.
@@ -343,6 +379,7 @@ pub fn tables() -> Vec<(&'static str, Vec<ColumnSpec>)> {
         (TimeseriesRow::TABLE, TimeseriesRow::specs()),
         (FlowRow::TABLE, FlowRow::specs()),
         (LinkRow::TABLE, LinkRow::specs()),
+        (ClassRow::TABLE, ClassRow::specs()),
         (TraceRow::TABLE, TraceRow::specs()),
     ]
 }

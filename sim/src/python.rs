@@ -129,7 +129,7 @@ fn table<'py>(py: Python<'py>, cols: Vec<(&'static str, Column)>) -> PyResult<Bo
 }
 
 /// Runs one simulation; returns {table: {column: [values]}} for summary, timeseries, flows,
-/// links and trace.
+/// links, classes and trace.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (cfg, net) = config_of(cfg)?;
@@ -149,12 +149,13 @@ fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyD
     if out.interrupted {
         return Err(signal.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted")));
     }
-    use crate::output::{FlowRow, LinkRow, Summary, TimeseriesRow};
+    use crate::output::{ClassRow, FlowRow, LinkRow, Summary, TimeseriesRow};
     let result = PyDict::new(py);
     result.set_item("summary", table(py, Summary::columns(std::slice::from_ref(&out.summary)))?)?;
     result.set_item("timeseries", table(py, TimeseriesRow::columns(&out.timeseries))?)?;
     result.set_item("flows", table(py, FlowRow::columns(&out.flows))?)?;
     result.set_item("links", table(py, LinkRow::columns(&out.links))?)?;
+    result.set_item("classes", table(py, ClassRow::columns(&out.classes))?)?;
     result.set_item("trace", table(py, out.trace.columns())?)?;
     Ok(result)
 }

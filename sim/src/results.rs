@@ -4,7 +4,7 @@
 //! except the whole-run conservation counters.
 
 use crate::metrics::{jain, utilization};
-use crate::output::{FlowRow, LinkRow, Summary, TimeseriesRow};
+use crate::output::{ClassRow, FlowRow, LinkRow, Summary, TimeseriesRow};
 use crate::packet::Kind;
 use crate::queue::Limit;
 use crate::time::{to_secs, Time};
@@ -17,6 +17,7 @@ pub struct RunOutput {
     pub timeseries: Vec<TimeseriesRow>,
     pub flows: Vec<FlowRow>,
     pub links: Vec<LinkRow>,
+    pub classes: Vec<ClassRow>,
     pub trace: Trace,
     pub interrupted: bool,
 }
@@ -40,7 +41,9 @@ impl World<'_> {
         let flows = self.flow_rows(window);
         let links = self.link_rows(window);
         let summary = self.summary(window, &flows, wall_s);
-        RunOutput { summary, timeseries: std::mem::take(&mut self.ts), flows, links, trace: self.trace, interrupted }
+        let classes = self.class_rows(window);
+        RunOutput { summary, timeseries: std::mem::take(&mut self.ts), flows, links, classes, trace: self.trace,
+                    interrupted }
     }
 
     /// Packets of each long flow still in the network.
@@ -149,7 +152,8 @@ impl World<'_> {
         let goodputs: Vec<f64> = flows.iter().map(|r| r.goodput_mbps).collect();
         let crosses = |route: usize| self.net.routes[route].links.contains(&b);
         // Everything but the long flows offers a fixed rate.
-        let other_mbps = if crosses(self.net.default_route) { cfg.poisson_mbps + cfg.cbr_mbps + cfg.short_mbps } else { 0.0 };
+        let flat_mbps = if crosses(self.net.default_route) { cfg.poisson_mbps + cfg.cbr_mbps + cfg.short_mbps } else { 0.0 };
+        let other_mbps = flat_mbps + self.traffic_rates_mbps(&crosses);
         let tcp_peak_bps: f64 = self
             .rtt_s
             .iter()
@@ -161,7 +165,8 @@ impl World<'_> {
         let edge = self.edge.since(&self.edge_at_warm);
         let n = self.n_long;
         let cwnds: Vec<f64> = flows.iter().filter_map(|r| r.mean_cwnd_pkts).collect();
-        let short_fct = self.short.as_ref().map_or((None, None), |s| s.fct_ms());
+        let all = self.transfers.as_ref().map(|t| &t.all);
+        let short_fct = all.map_or((None, None), |a| (a.mean_ms(), a.quantile_ms(0.99)));
         let sum = |f: fn(&FlowRow) -> i64| flows.iter().map(f).sum::<i64>();
         let events = self.events.executed;
         Summary {
@@ -181,8 +186,8 @@ impl World<'_> {
             retransmits: sum(|r| r.retransmits),
             mean_cwnd_pkts: (!cwnds.is_empty()).then(|| cwnds.iter().sum::<f64>() / cwnds.len() as f64),
             mean_rtt_ms: (n > 0).then(|| self.rtt_s.iter().sum::<f64>() / n as f64 * 1000.0),
-            short_flows: self.short.as_ref().map_or(0, |s| s.measured_started as i64),
-            short_flows_done: self.short.as_ref().map_or(0, |s| s.measured_done as i64),
+            short_flows: all.map_or(0, |a| a.started as i64),
+            short_flows_done: all.map_or(0, |a| a.done as i64),
             short_afct_ms: short_fct.0,
             short_p99_fct_ms: short_fct.1,
             bottleneck_link: b as i64,

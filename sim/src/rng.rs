@@ -20,6 +20,14 @@ pub enum Stream {
     ShortArrivals = 4,
     /// A short flow's sender (Poisson release gaps), by arrival index.
     ShortSender = 5,
+    /// A traffic group's transfer arrivals, RTTs and sizes, by group.
+    TrafficArrivals = 6,
+    /// A traffic group's transfer senders, by (group << 40) + arrival index.
+    TrafficSender = 7,
+    /// An http group's sessions (start times), by group.
+    HttpSessions = 8,
+    /// One http session's pages and objects, by (group << 40) + session index.
+    HttpSession = 9,
 }
 
 /// SplitMix64 finaliser: decorrelates nearby (seed, kind, id) triples.

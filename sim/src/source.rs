@@ -24,6 +24,11 @@ impl OpenLoopSource {
         Self { pattern, mean_gap_s, bytes, rng }
     }
 
+    /// The mean time between packets.
+    pub fn mean_gap_s(&self) -> f64 {
+        self.mean_gap_s
+    }
+
     /// Time to the next packet.
     pub fn next_gap(&mut self) -> Time {
         let s = match self.pattern {

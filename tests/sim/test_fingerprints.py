@@ -75,6 +75,12 @@ REFERENCE: dict[str, dict[str, Any]] = {
     "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
     # Added with 0.6.0: the linux recovery (the Linux laws' presets use it since).
     "linux_reno": dict(tcp=dict(cc="newreno", recovery="linux"), flows=20, buffer_pkts=10, **_DUMB),
+    # Added with 0.10.0: traffic groups (udp streams, pareto transfers) beside flat short flows.
+    "traffic": dict(tcp="reno", flows=8, buffer_pkts=30, short_mbps=1, core_mbps=10, rtt_ms=60, rtt_spread_ms=40,
+                    wmax_pkts=64, duration_s=20, warmup_s=5,
+                    traffic=[dict(kind="udp", flows=5, rate_mbps=0.2), dict(kind="udp", flows=2, rate_mbps=0.5,
+                                                                              pattern="poisson", pkt_bytes=200),
+                             dict(kind="pareto", load_mbps=2, mean_bytes=20000, shape=1.5, tcp="cubic")]),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
 }
@@ -154,7 +160,8 @@ def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
     """Every output table as columns (the summary without its wall-clock metrics and version)."""
     skip = set(WALL_CLOCK_METRICS) | {"engine_version"}
     tables = {"summary": {k: v for k, v in res.summary.to_pydict().items() if k not in skip},
-              "timeseries": res.timeseries.to_pydict(), "flows": res.flows.to_pydict(), "links": res.links.to_pydict()}
+              "timeseries": res.timeseries.to_pydict(), "flows": res.flows.to_pydict(), "links": res.links.to_pydict(),
+              "classes": res.classes.to_pydict()}
     if res.trace is not None:
         tables["trace"] = res.trace.to_pydict()
     return tables
@@ -163,7 +170,7 @@ def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
 def fingerprint(res: sim.SimResult) -> dict[str, Any]:
     """Per-column digests of every table, and a digest of each table's schema (names and types)."""
     tables = {"summary": res.summary, "timeseries": res.timeseries, "flows": res.flows, "links": res.links,
-              "trace": res.trace}
+              "classes": res.classes, "trace": res.trace}
     schema = {name: column_digest([f"{f.name}:{f.type}" for f in t.schema]) for name, t in tables.items()
               if t is not None}
     cols = {t: {c: column_digest(v) for c, v in cs.items()} for t, cs in outputs(res).items()}

@@ -34,5 +34,6 @@ fn build(cfg: &SimConfig, _: &Value) -> Result<Network, ConfigError> {
         routes: vec![RouteSpec { links: vec![0], flows: cfg.flows as usize }],
         default_route: 0,
         bottleneck: 0,
+        traffic_routes: Vec::new(),
     })
 }

@@ -43,11 +43,35 @@ pub struct Network {
     pub default_route: usize,
     /// The link the run summary describes (and a buffer controller acts on).
     pub bottleneck: usize,
+    /// The route of each `traffic` group (routes the topology did not list are appended, with
+    /// no flat long flows).
+    pub traffic_routes: Vec<usize>,
 }
 
 impl Network {
     pub fn long_flows(&self) -> usize {
         self.routes.iter().map(|r| r.flows).sum()
+    }
+
+    /// The route over `links` (topology link ids, in order): an existing route, or a new one with
+    /// no flat long flows. Every topology here is a chain, so a route is consecutive links.
+    pub fn route_over(&mut self, links: &[i64]) -> Result<usize, ConfigError> {
+        let all = (0..self.links.len()).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        if links.is_empty() {
+            return Err(ConfigError::new(format!("must list at least one link; the links are {all}")));
+        }
+        if let Some(&l) = links.iter().find(|&&l| l < 0 || l as usize >= self.links.len()) {
+            return Err(ConfigError::new(format!("link {l} does not exist; the links are {all}")));
+        }
+        if links.windows(2).any(|w| w[1] != w[0] + 1) {
+            return Err(ConfigError::new(format!("must be consecutive links in order, got {links:?}")));
+        }
+        let ids: Vec<usize> = links.iter().map(|&l| l as usize).collect();
+        if let Some(r) = self.routes.iter().position(|r| r.links == ids) {
+            return Ok(r);
+        }
+        self.routes.push(RouteSpec { links: ids, flows: 0 });
+        Ok(self.routes.len() - 1)
     }
 
     /// One-way propagation delay of a route's links.
@@ -88,7 +112,14 @@ impl TopologyConfig {
     /// or the flat key at fault.
     pub fn build(&self, cfg: &SimConfig) -> Result<Network, ConfigError> {
         let entry = TOPOLOGIES.iter().find(|e| e.def.name == self.0.variant).expect("validated topology");
-        let net = (entry.build)(cfg, &self.0.params).map_err(|e| e.under("topology"))?;
+        let mut net = (entry.build)(cfg, &self.0.params).map_err(|e| e.under("topology"))?;
+        for (i, g) in cfg.traffic.iter().enumerate() {
+            let route = match &g.0.common.route {
+                None => net.default_route,
+                Some(links) => net.route_over(links).map_err(|e| e.under("route").under(&i.to_string()).under("traffic"))?,
+            };
+            net.traffic_routes.push(route);
+        }
         check_delays(&net, cfg)?;
         Ok(net)
     }
@@ -110,7 +141,8 @@ pub fn link_limit(buffer_pkts: Option<i64>, buffer_bytes: Option<i64>, cfg: &Sim
 fn check_delays(net: &Network, cfg: &SimConfig) -> Result<(), ConfigError> {
     let other_traffic = cfg.short_mbps > 0.0 || cfg.poisson_mbps > 0.0 || cfg.cbr_mbps > 0.0;
     let need = (0..net.routes.len())
-        .filter(|&r| net.routes[r].flows > 0 || (r == net.default_route && other_traffic))
+        .filter(|&r| net.routes[r].flows > 0 || (r == net.default_route && other_traffic)
+            || net.traffic_routes.contains(&r))
         .map(|r| 2 * net.one_way(r))
         .max()
         .unwrap_or(0);

@@ -110,5 +110,5 @@ fn build(cfg: &SimConfig, params: &Value) -> Result<Network, ConfigError> {
     }
     let default_route = (0..routes.len()).rev().max_by_key(|&i| routes[i].links.len()).expect("a route");
     let bottleneck = (0..links.len()).min_by(|&a, &b| links[a].rate_bps.total_cmp(&links[b].rate_bps)).expect("a link");
-    Ok(Network { links, routes, default_route, bottleneck })
+    Ok(Network { links, routes, default_route, bottleneck, traffic_routes: Vec::new() })
 }

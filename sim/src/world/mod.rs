@@ -2,7 +2,8 @@
 //! and return path), holds the connections, and dispatches events. It holds no protocol logic:
 //! senders and receivers decide what to send, links move packets, and a packet's route says
 //! where it goes next. Connections 0..n_long are the long flows (route by route); later ones are
-//! short flows' reusable slots (see `short`). Open-loop sources feed the topology's longest route.
+//! finite transfers' reusable slots (see `traffic`). Open-loop sources feed the topology's longest
+//! route.
 //!
 //! Each connection's forward route is its access link (if any) and its topology route; its
 //! reverse route is one pure-delay link holding the rest of its RTT (see `topology` for why
@@ -17,18 +18,22 @@ use crate::output::TimeseriesRow;
 use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{Discipline, DropTailQueue, Limit, QueueDiscipline};
 use crate::rng::{stream, SimRng, Stream};
-use crate::short::ShortFlows;
-use crate::source::{OpenLoopSource, Pattern};
+use crate::source::OpenLoopSource;
 use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::{SenderStats, TcpParams, TcpSender};
 use crate::tcp::{mix, LawFactory, TcpConfig};
 use crate::time::{from_secs, to_secs, Time};
 use crate::topology::Network;
 use crate::trace::{Trace, DEQUEUE, DROP, ENQUEUE};
+use crate::traffic::transfers::Transfers;
+use crate::traffic::{Class, ClassCounters};
 use rand::Rng;
 use std::collections::VecDeque;
 
 pub use crate::results::RunOutput;
+
+mod traffic;
+use traffic::TransferGen;
 
 /// A route: `len` hops from `hops[start]` on.
 #[derive(Clone, Copy, Debug)]
@@ -106,9 +111,20 @@ pub struct World<'c> {
     pub(crate) flow_route: Vec<usize>,
     pub(crate) rtt_s: Vec<f64>,
     pub(crate) start_s: Vec<f64>,
-    pub(crate) short: Option<ShortFlows>,
-    sources: Vec<OpenLoopSource>,
-    source_route: Route,
+    /// Finite TCP transfers' slots and completion times, and their arrival generators.
+    pub(crate) transfers: Option<Transfers>,
+    pub(crate) gens: Vec<TransferGen>,
+    /// The TCP group of each `traffic` group (see `groups`).
+    traffic_tcp_group: Vec<usize>,
+    /// Open-loop sources (flat Poisson, flat CBR, then `udp` groups' streams), each with its
+    /// route, first-emission offset, and counters.
+    pub(crate) sources: Vec<OpenLoopSource>,
+    source_routes: Vec<Route>,
+    source_start: Vec<Time>,
+    /// Per class (`traffic::Class`): packets sent, dropped and delivered by transfers and
+    /// open-loop sources (long flows' are their senders' own), and their values at warm-up's end.
+    pub(crate) class_ctr: [ClassCounters; 4],
+    pub(crate) class_ctr_at_warm: [ClassCounters; 4],
     controller: Option<Box<dyn BufferController>>,
     controller_interval: Time,
     controller_last: LinkCounters,
@@ -166,9 +182,14 @@ impl<'c> World<'c> {
             flow_route: Vec::with_capacity(n),
             rtt_s: Vec::with_capacity(n),
             start_s: Vec::with_capacity(n),
-            short: None,
+            transfers: None,
+            gens: Vec::new(),
+            traffic_tcp_group: Vec::new(),
             sources: Vec::new(),
-            source_route: Route { start: 0, len: 0 },
+            source_routes: Vec::new(),
+            source_start: Vec::new(),
+            class_ctr: Default::default(),
+            class_ctr_at_warm: Default::default(),
             controller: cfg.controller.as_ref().map(|c| c.make()),
             controller_interval: from_secs(cfg.controller.as_ref().map_or(0.0, |c| c.interval_ms()) / 1000.0).max(1),
             controller_last: LinkCounters::default(),
@@ -187,6 +208,7 @@ impl<'c> World<'c> {
             trace: Trace::new(cfg.trace_max_events as usize, from_secs(cfg.trace_start_s.unwrap_or(cfg.warmup_s))),
             net,
         };
+        w.add_traffic_tcp_groups();
         w.build_topology();
         w.build_long_flows();
         w.build_other_traffic();
@@ -212,7 +234,7 @@ impl<'c> World<'c> {
         match pkt.kind {
             Kind::Data => self.conns[pkt.flow as usize].fwd,
             Kind::Ack => self.conns[pkt.flow as usize].rev,
-            Kind::OpenLoop => self.source_route,
+            Kind::OpenLoop => self.source_routes[pkt.flow as usize],
         }
     }
 
@@ -259,25 +281,8 @@ impl<'c> World<'c> {
     }
 
     fn build_other_traffic(&mut self) {
-        let cfg = self.cfg;
-        let seed = cfg.seed as u64;
-        let default = self.net.default_route;
-        let ol_bytes = cfg.open_loop_bytes.unwrap_or(cfg.pkt_bytes) as u16;
-        if cfg.poisson_mbps > 0.0 {
-            let rng = stream(seed, Stream::Source, 0);
-            self.sources.push(OpenLoopSource::new(Pattern::Poisson, cfg.poisson_mbps, ol_bytes, rng));
-        }
-        if cfg.cbr_mbps > 0.0 {
-            let rng = stream(seed, Stream::Source, 1);
-            self.sources.push(OpenLoopSource::new(Pattern::Cbr, cfg.cbr_mbps, ol_bytes, rng));
-        }
-        let links = self.net.routes[default].links.clone();
-        self.source_route = self.add_route(&links);
-        if cfg.short_mbps > 0.0 {
-            let fwd_delay = self.net.one_way(default);
-            self.short = Some(ShortFlows::new(cfg.short_mbps, cfg.short_flow_pkts, self.pkt_bytes, cfg.rtt_ms,
-                                              cfg.rtt_spread_ms, seed, self.n_long, self.warm, fwd_delay));
-        }
+        self.build_sources();
+        self.build_transfers();
     }
 
     fn schedule_first_events(&mut self) {
@@ -286,12 +291,9 @@ impl<'c> World<'c> {
         }
         for s in 0..self.sources.len() {
             let gap = self.sources[s].next_gap();
-            self.events.push(gap, Event::SourceEmit(s as u32));
+            self.events.push(self.source_start[s] + gap, Event::SourceEmit(s as u32));
         }
-        if let Some(short) = self.short.as_mut() {
-            let gap = short.next_gap();
-            self.events.push(gap, Event::ShortArrival);
-        }
+        self.schedule_transfers();
         self.events.push(self.warm, Event::WarmupEnd);
         self.events.push(self.sample_interval, Event::SampleTick);
         if self.controller.is_some() {
@@ -358,6 +360,28 @@ impl<'c> World<'c> {
         self.receivers.push(self.new_receiver());
         self.senders.push(sender);
         self.senders.len() - 1
+    }
+
+    /// Sets connection `f`'s delays for a new flow of RTT `rtt_s` on its slot (see `path_delays`).
+    fn set_path_delays(&mut self, f: usize, route: usize, rtt_s: f64) {
+        let conn = self.conns[f];
+        let (ahead, back) = self.path_delays(route, rtt_s, conn.stamps);
+        let ret = self.hops[conn.rev.start as usize] as usize;
+        self.links[ret].set_delay(back);
+        if conn.stamps {
+            let first = self.hops[conn.fwd.start as usize] as usize;
+            self.links[first].set_delay(ahead);
+        }
+    }
+
+    /// Adds the TCP of every TCP `traffic` group to `groups` (after the mix groups).
+    fn add_traffic_tcp_groups(&mut self) {
+        for g in &self.cfg.traffic {
+            let t = g.tcp_or(&self.cfg.tcp).clone();
+            let factory = t.law_factory();
+            self.groups.push((t, factory));
+            self.traffic_tcp_group.push(self.groups.len() - 1);
+        }
     }
 
     /// A connection's propagation delays beyond its route's links: (ahead of the route, on the
@@ -450,9 +474,12 @@ impl<'c> World<'c> {
                 let pkt = Packet::new(Kind::OpenLoop, s as usize, src.bytes, 0);
                 let gap = src.next_gap().max(1);
                 self.events.push(self.now + gap, Event::SourceEmit(s));
+                let c = &mut self.class_ctr[Class::Udp as usize];
+                c.sent += 1;
+                c.sent_bytes += pkt.bytes as u64;
                 self.send_on(pkt);
             }
-            Event::ShortArrival => self.short_arrival(),
+            Event::TransferArrival(g) => self.transfer_arrival(g as usize),
             Event::ControllerTick => self.controller_tick(),
             Event::SampleTick => self.sample_tick(),
             Event::WarmupEnd => {
@@ -463,6 +490,7 @@ impl<'c> World<'c> {
                     s.delivered_at_warm = delivered;
                 }
                 self.edge_at_warm = self.edge;
+                self.class_ctr_at_warm = self.class_ctr;
                 for f in 0..self.n_long {
                     self.flow_at_warm[f] = (self.senders[f].stats(), self.receivers[f].delivered);
                     self.flow_dropped_at_warm[f] = self.flow_dropped[f];
@@ -477,8 +505,9 @@ impl<'c> World<'c> {
         let route = self.conns[f].fwd;
         for &seq in &out {
             let pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
-            if let Some(short) = self.short.as_mut() {
-                short.entered(f);
+            if f >= self.n_long {
+                self.count_transfer(f, |c| c.sent += 1);
+                self.transfers.as_mut().expect("a transfer").entered(f);
             }
             self.enter(pkt, route);
         }
@@ -634,14 +663,16 @@ impl<'c> World<'c> {
             Kind::Data => {
                 let (ack, new) = self.receivers[f].on_data(self.now, pkt.seq);
                 self.route_delivered[self.conns[f].route as usize] += new;
-                if let Some(short) = self.short.as_mut() {
-                    short.on_delivered(f, self.now, self.receivers[f].delivered);
+                if f >= self.n_long {
+                    self.count_transfer(f, |c| c.delivered += new);
+                    let delivered = self.receivers[f].delivered;
+                    self.transfers.as_mut().expect("a transfer").on_delivered(f, self.now, delivered);
                 }
                 if let Some(ack) = ack {
                     self.send_ack(f, ack);
                 }
                 self.sync_delack(f);
-                self.short_left(f);
+                self.transfer_left(f);
             }
             Kind::Ack => {
                 if self.conns[f].sack || self.conns[f].stamps {
@@ -653,9 +684,13 @@ impl<'c> World<'c> {
                     self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
                 }
                 self.flush(f);
-                self.short_left(f);
+                self.transfer_left(f);
             }
-            Kind::OpenLoop => {}
+            Kind::OpenLoop => {
+                let c = &mut self.class_ctr[Class::Udp as usize];
+                c.delivered += 1;
+                c.delivered_bytes += pkt.bytes as u64;
+            }
         }
     }
 
@@ -664,55 +699,19 @@ impl<'c> World<'c> {
         let f = pkt.flow as usize;
         match pkt.kind {
             Kind::Data if f < self.n_long => self.flow_dropped[f] += 1,
-            Kind::Data | Kind::Ack => self.short_left(f),
-            Kind::OpenLoop => {}
-        }
-    }
-
-    /// A packet or ACK of connection `f` left the network; frees a finished short flow's slot.
-    #[inline(always)]
-    fn short_left(&mut self, f: usize) {
-        if let Some(short) = self.short.as_mut() {
-            if short.is_short(f) {
-                short.left(f);
-                short.release_if_done(f, self.senders[f].finished());
+            Kind::Data => {
+                self.count_transfer(f, |c| c.dropped += 1);
+                self.transfer_left(f);
             }
+            Kind::Ack => self.transfer_left(f),
+            Kind::OpenLoop => self.class_ctr[Class::Udp as usize].dropped += 1,
         }
-    }
-
-    /// A short flow arrives: builds its connection (or renews a free one) and starts it.
-    fn short_arrival(&mut self) {
-        let short = self.short.as_mut().expect("arrivals only with short flows");
-        let gap = short.next_gap();
-        let flow = short.arrive(self.now);
-        let size = short.size_pkts;
-        self.events.push(self.now + gap, Event::ShortArrival);
-        let f = flow.conn;
-        let sender = self.new_sender(0, flow.sender_rng).with_size(size);
-        if flow.fresh {
-            let conn = self.add_connection(self.net.default_route, flow.rtt_s, sender);
-            debug_assert_eq!(conn, f);
-        } else {
-            // The slot's old flow has nothing left in the network (see `short`).
-            self.senders[f] = sender;
-            self.receivers[f] = self.new_receiver();
-            let conn = self.conns[f];
-            let (ahead, back) = self.path_delays(self.net.default_route, flow.rtt_s, conn.stamps);
-            let ret = self.hops[conn.rev.start as usize] as usize;
-            self.links[ret].set_delay(back);
-            if conn.stamps {
-                let first = self.hops[conn.fwd.start as usize] as usize;
-                self.links[first].set_delay(ahead);
-            }
-        }
-        self.senders[f].start(self.now, &mut self.outbox);
-        self.flush(f);
     }
 
     #[inline(always)]
     fn send_ack(&mut self, f: usize, ack: i64) {
-        if let Some(short) = self.short.as_mut() {
-            short.entered(f);
+        if let Some(t) = self.transfers.as_mut() {
+            t.entered(f);
         }
         let conn = &self.conns[f];
         if conn.sack || conn.stamps {
