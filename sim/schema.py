@@ -126,7 +126,8 @@ def config_row(normalized: dict[str, Any], labels: dict[str, Any]) -> dict[str, 
     return row
 
 
-_ARROW_OUT = {"float64": pa.float64(), "float64?": pa.float64(), "int64": pa.int64(), "bool": pa.bool_(),
+_ARROW_OUT = {"float64": pa.float64(), "float64?": pa.float64(), "int64": pa.int64(), "int64?": pa.int64(),
+              "bool": pa.bool_(),
               "string": pa.string(), "list<int64>": pa.list_(pa.int64()),
               "label": pa.dictionary(pa.int8(), pa.string())}
 

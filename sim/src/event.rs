@@ -32,6 +32,12 @@ pub enum Event {
     SourceEmit(u32),
     /// A transfer generator's next transfer arrives (see `world::traffic`).
     TransferArrival(u32),
+    /// The next step of a bulk group's on/off schedule (an index of the world's schedules).
+    BulkStep(u32),
+    /// An http group's next session starts.
+    SessionArrival(u32),
+    /// A web session's next object (by session slot).
+    SessionStep(u32),
     /// The buffer controller's periodic call.
     ControllerTick,
     /// End of a time-series sample interval.

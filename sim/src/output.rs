@@ -9,6 +9,7 @@ pub enum Column {
     F64(Vec<f64>),
     OptF64(Vec<Option<f64>>),
     I64(Vec<i64>),
+    OptI64(Vec<Option<i64>>),
     Bool(Vec<bool>),
     Str(Vec<String>),
     ListI64(Vec<Vec<i64>>),
@@ -22,6 +23,7 @@ impl Column {
             Column::F64(v) => v.len(),
             Column::OptF64(v) => v.len(),
             Column::I64(v) => v.len(),
+            Column::OptI64(v) => v.len(),
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),
             Column::ListI64(v) => v.len(),
@@ -58,6 +60,13 @@ impl Cell for i64 {
     const TYPE: &'static str = "int64";
     fn column(v: Vec<Self>) -> Column {
         Column::I64(v)
+    }
+}
+
+impl Cell for Option<i64> {
+    const TYPE: &'static str = "int64?";
+    fn column(v: Vec<Self>) -> Column {
+        Column::OptI64(v)
     }
 }
 
@@ -229,6 +238,12 @@ crate::table! {
         buffer_pkts: f64, unit "pkts";
         /// Mean congestion window of the started long flows crossing the link; NULL if none.
         mean_cwnd_pkts: Option<f64>, unit "pkts";
+        /// TCP flows crossing the link at the sample: long flows that started and are not paused
+        /// (or still have data in flight), and transfers in progress.
+        active_flows: i64, unit "count";
+        /// Those of them in congestion avoidance (cwnd >= ssthresh, not recovering a loss): the
+        /// "n" of ABS and of Appenzeller et al.
+        ca_flows: i64, unit "count";
     }
 }
 
@@ -333,6 +348,14 @@ crate::table! {
         goodput_mbps: f64, unit "Mb/s";
         /// The class's packets dropped on any link / its packets sent; NULL if none sent.
         loss_rate: Option<f64>, unit "fraction";
+        /// Mean size of the transfers that started in the window; NULL if none.
+        size_mean_pkts: Option<f64>, unit "pkts";
+        /// Their median size (within 0.1%: a log-bucketed histogram).
+        size_p50_pkts: Option<f64>, unit "pkts";
+        /// Their 99th-percentile size.
+        size_p99_pkts: Option<f64>, unit "pkts";
+        /// Web pages that started in the window (http; NULL otherwise).
+        pages: Option<i64>, unit "count";
         /// Transfers that started in the window and completed before the end of the run.
         transfers_done: i64, unit "count";
         /// Their mean completion time (first packet sent to last packet received); NULL if none.

@@ -113,6 +113,7 @@ fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
         Column::F64(v) => v.into_pyobject(py)?.into_any(),
         Column::OptF64(v) => v.into_pyobject(py)?.into_any(),
         Column::I64(v) => v.into_pyobject(py)?.into_any(),
+        Column::OptI64(v) => v.into_pyobject(py)?.into_any(),
         Column::Bool(v) => v.into_pyobject(py)?.into_any(),
         Column::Str(v) => v.into_pyobject(py)?.into_any(),
         Column::ListI64(v) => v.into_pyobject(py)?.into_any(),

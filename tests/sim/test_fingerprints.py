@@ -81,6 +81,15 @@ REFERENCE: dict[str, dict[str, Any]] = {
                     traffic=[dict(kind="udp", flows=5, rate_mbps=0.2), dict(kind="udp", flows=2, rate_mbps=0.5,
                                                                               pattern="poisson", pkt_bytes=200),
                              dict(kind="pareto", load_mbps=2, mean_bytes=20000, shape=1.5, tcp="cubic")]),
+    # Added with 0.11.0: http sessions and a bulk on/off schedule, on parking-lot routes.
+    "traffic_web": dict(tcp="newreno", flows=3, buffer_pkts=25, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64,
+                        duration_s=20, warmup_s=5,
+                        topology=dict(name="parking_lot", links=[dict(rate_mbps=10, delay_ms=5),
+                                                                 dict(rate_mbps=6, delay_ms=10)]),
+                        traffic=[dict(kind="http", sessions=6, route=[0, 1], pages_max=50),
+                                 dict(kind="bulk", flows=4, route=[1], tcp="sack",
+                                      schedule=[(6.0, 2), (12.0, 0), (15.0, 4)]),
+                                 dict(kind="udp", flows=3, rate_mbps=0.3, route=[0])]),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
 }

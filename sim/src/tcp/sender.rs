@@ -211,6 +211,8 @@ pub struct TcpSender {
     law: AnyLaw,
     recovery: AnyRecovery,
     release: AnyRelease,
+    /// Paused by an on/off schedule (see `pause`).
+    paused: bool,
 }
 
 impl TcpSender {
@@ -228,7 +230,7 @@ impl TcpSender {
             stats: SenderStats::default(),
             sent_at: Vec::new(),
         };
-        let mut sender = Self { core, law, recovery, release };
+        let mut sender = Self { core, law, recovery, release, paused: false };
         if sender.law.wants_timestamps() {
             sender.core.sent_at = vec![0; 64];
         }
@@ -249,6 +251,30 @@ impl TcpSender {
     pub fn with_size(mut self, size_pkts: i64) -> Self {
         self.core.size_pkts = size_pkts;
         self
+    }
+
+    /// The application stops giving data (an on/off schedule): what was sent is still
+    /// delivered, retransmitted if need be, but nothing new is sent until `resume`.
+    pub fn pause(&mut self) {
+        self.core.size_pkts = (self.core.st.maxseq + 1).max(0);
+        self.paused = true;
+    }
+
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// The application has data again. A sender whose every packet is acknowledged has been
+    /// idle, and restarts from at most its initial window (RFC 5681 section 4.1's restart window;
+    /// the schedule's gaps are far longer than an RTO).
+    pub fn resume(&mut self, now: Time, out: &mut Vec<i64>) {
+        self.core.size_pkts = i64::MAX;
+        self.paused = false;
+        let st = &mut self.core.st;
+        if st.highest_ack >= st.maxseq {
+            st.cwnd = st.cwnd.min(self.core.p.init_cwnd);
+        }
+        self.start(now, out);
     }
 
     /// Every packet of a finite transfer is acknowledged.

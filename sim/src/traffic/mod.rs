@@ -147,6 +147,11 @@ impl ClassCounters {
     }
 }
 
+/// Long flows the `bulk` groups add (after the flat ones).
+pub fn bulk_flows(traffic: &[TrafficGroup]) -> usize {
+    traffic.iter().map(|g| match g.kind() { Kind::Bulk(p) => p.flows as usize, _ => 0 }).sum()
+}
+
 /// Parses a kind's value from a group mapping (for tests).
 #[cfg(test)]
 pub fn group(v: crate::params::Value) -> Result<TrafficGroup, ConfigError> {

@@ -24,14 +24,15 @@ pub struct FctStats {
     hist_ns: Histogram<u64>,
     /// Per size bucket: (done, sum of completion times in s).
     buckets: [(u64, f64); 4],
-    /// Packets of the transfers started in the window (their offered load).
+    /// Packets of the transfers started in the window (their offered load), and their sizes.
     pub started_pkts: u64,
+    sizes_pkts: Histogram<u64>,
 }
 
 impl Default for FctStats {
     fn default() -> Self {
         Self { started: 0, done: 0, sum_s: 0.0, hist_ns: new_delay_histogram(), buckets: [(0, 0.0); 4],
-               started_pkts: 0 }
+               started_pkts: 0, sizes_pkts: new_delay_histogram() }
     }
 }
 
@@ -57,6 +58,12 @@ impl FctStats {
             b.1 += o.1;
         }
         self.started_pkts += other.started_pkts;
+        self.sizes_pkts.add(&other.sizes_pkts).expect("histograms auto-resize");
+    }
+
+    /// A quantile of the sizes (packets) of the transfers started in the window; None if none.
+    pub fn size_quantile_pkts(&self, q: f64) -> Option<f64> {
+        (self.started > 0).then(|| self.sizes_pkts.value_at_quantile(q) as f64)
     }
 
     /// Mean completion time (ms); None if none completed.
@@ -142,6 +149,7 @@ impl Transfers {
             for s in [&mut self.stats[generator], &mut self.all] {
                 s.started += 1;
                 s.started_pkts += size_pkts as u64;
+                s.sizes_pkts.record(size_pkts as u64).expect("histogram auto-resizes");
             }
         }
         Placed { conn: self.first + k, fresh }
@@ -204,6 +212,12 @@ impl Transfers {
             s.busy = false;
             self.free[s.pool as usize].push(k);
         }
+    }
+
+    /// Connection `conn` holds a transfer that has not completed.
+    pub fn in_progress(&self, conn: usize) -> bool {
+        let s = &self.slots[conn - self.first];
+        s.busy && !s.delivered
     }
 
     /// Transfers in progress.

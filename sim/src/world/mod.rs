@@ -116,6 +116,14 @@ pub struct World<'c> {
     pub(crate) gens: Vec<TransferGen>,
     /// The TCP group of each `traffic` group (see `groups`).
     traffic_tcp_group: Vec<usize>,
+    /// Bulk groups with a schedule: (traffic group index, first flow id, params, next step).
+    bulk_schedules: Vec<(usize, usize, crate::traffic::bulk::BulkParams, usize)>,
+    /// Each transfer generator's class: the Poisson ones (`gens`), then the http groups.
+    gen_class: Vec<crate::traffic::Class>,
+    /// The http groups, and the web sessions in progress (slots reused when a session ends).
+    http: Vec<traffic::HttpSource>,
+    sessions: Vec<Option<crate::traffic::http::Session>>,
+    free_sessions: Vec<usize>,
     /// Open-loop sources (flat Poisson, flat CBR, then `udp` groups' streams), each with its
     /// route, first-emission offset, and counters.
     pub(crate) sources: Vec<OpenLoopSource>,
@@ -147,7 +155,7 @@ pub struct World<'c> {
 impl<'c> World<'c> {
     /// Builds the network from a validated config and its network, and schedules the first events.
     pub fn new(cfg: &'c SimConfig, net: Network) -> Self {
-        let n = net.long_flows();
+        let n = net.long_flows() + crate::traffic::bulk_flows(&cfg.traffic);
         let warm = from_secs(cfg.warmup_s);
         let tc = cfg.tcp.common();
         let tcp_params = TcpParams {
@@ -185,6 +193,11 @@ impl<'c> World<'c> {
             transfers: None,
             gens: Vec::new(),
             traffic_tcp_group: Vec::new(),
+            bulk_schedules: Vec::new(),
+            gen_class: Vec::new(),
+            http: Vec::new(),
+            sessions: Vec::new(),
+            free_sessions: Vec::new(),
             sources: Vec::new(),
             source_routes: Vec::new(),
             source_start: Vec::new(),
@@ -273,6 +286,7 @@ impl<'c> World<'c> {
                 f += 1;
             }
         }
+        self.add_bulk_flows(f);
         for f in 0..self.n_long {
             let g = self.flow_group[f];
             let sender = self.new_sender(g, stream(seed, Stream::Sender, f as u64));
@@ -294,6 +308,8 @@ impl<'c> World<'c> {
             self.events.push(self.source_start[s] + gap, Event::SourceEmit(s as u32));
         }
         self.schedule_transfers();
+        self.schedule_bulk_steps();
+        self.schedule_sessions();
         self.events.push(self.warm, Event::WarmupEnd);
         self.events.push(self.sample_interval, Event::SampleTick);
         if self.controller.is_some() {
@@ -480,6 +496,9 @@ impl<'c> World<'c> {
                 self.send_on(pkt);
             }
             Event::TransferArrival(g) => self.transfer_arrival(g as usize),
+            Event::BulkStep(i) => self.bulk_step(i as usize),
+            Event::SessionArrival(h) => self.session_arrival(h as usize),
+            Event::SessionStep(k) => self.session_step(k as usize),
             Event::ControllerTick => self.controller_tick(),
             Event::SampleTick => self.sample_tick(),
             Event::WarmupEnd => {
@@ -774,6 +793,7 @@ impl<'c> World<'c> {
                 self.cwnd_sum[f] += cwnd;
             }
         }
+        let (active, in_ca) = self.flows_by_link();
         if in_window {
             self.cwnd_samples += 1;
         }
@@ -797,6 +817,8 @@ impl<'c> World<'c> {
                 queue_max_pkts: q_max as i64,
                 buffer_pkts: capacity,
                 mean_cwnd_pkts: (started[i] > 0).then(|| cwnd_total[i] / started[i] as f64),
+                active_flows: active[i] as i64,
+                ca_flows: in_ca[i] as i64,
             });
             s.at_sample = at_now;
             s.delivered_at_sample = link_delivered;

@@ -6,11 +6,27 @@ use crate::rng::{stream, Stream};
 use crate::source::{OpenLoopSource, Pattern};
 use crate::tcp::sender::TcpSender;
 use crate::time::from_secs;
+use crate::traffic::http::HttpGroup;
 use crate::traffic::pareto::{Arrival, PoissonTransfers};
 use crate::output::ClassRow;
 use crate::traffic::transfers::{FctStats, Transfers};
 use crate::traffic::{Class, ClassCounters, Kind, CLASSES};
 use rand::Rng;
+
+/// An http group's sessions and where their objects go.
+pub(crate) struct HttpSource {
+    pub group: HttpGroup,
+    pub route: usize,
+    pub tcp_group: usize,
+    /// Its generator index in `Transfers` (for completion times).
+    pub generator: usize,
+}
+
+impl HttpSource {
+    fn group_index(&self) -> usize {
+        self.group.index()
+    }
+}
 
 /// A source of Poisson transfer arrivals and where its transfers go.
 pub(crate) struct TransferGen {
@@ -22,6 +38,59 @@ pub(crate) struct TransferGen {
 }
 
 impl World<'_> {
+    /// Each `bulk` group's flows, after the flat long flows (ids from `first`): start time and
+    /// RTT drawn as the flat flows' (from their flow id's stream), the group's TCP and route.
+    pub(super) fn add_bulk_flows(&mut self, first: usize) {
+        let cfg = self.cfg;
+        let mut f = first;
+        for (i, g) in cfg.traffic.iter().enumerate() {
+            let Kind::Bulk(p) = g.kind() else { continue };
+            if p.schedule.is_some() {
+                self.bulk_schedules.push((i, f, p.clone(), 0));
+            }
+            for _ in 0..p.flows {
+                let mut rng = stream(cfg.seed as u64, Stream::Topology, f as u64);
+                self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
+                let u: f64 = rng.random();
+                self.rtt_s.push((cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms) / 1000.0);
+                self.flow_group.push(self.traffic_tcp_group[i]);
+                self.flow_route.push(self.net.traffic_routes[i]);
+                f += 1;
+            }
+        }
+    }
+
+    pub(super) fn schedule_bulk_steps(&mut self) {
+        for k in 0..self.bulk_schedules.len() {
+            let (_, _, p, _) = &self.bulk_schedules[k];
+            let t = p.schedule.as_ref().expect("scheduled groups")[0].time_s;
+            self.events.push(from_secs(t), Event::BulkStep(k as u32));
+        }
+    }
+
+    /// A bulk group's schedule step: its first `active_flows` flows send, the others stop taking
+    /// new data (see `traffic::bulk`).
+    pub(super) fn bulk_step(&mut self, k: usize) {
+        let (_, first, p, step) = &mut self.bulk_schedules[k];
+        let steps = p.schedule.as_ref().expect("scheduled groups");
+        let active = steps[*step].active_flows as usize;
+        *step += 1;
+        let next = steps.get(*step).map(|s| s.time_s);
+        let (first, flows) = (*first, p.flows as usize);
+        if let Some(t) = next {
+            self.events.push(from_secs(t).max(self.now), Event::BulkStep(k as u32));
+        }
+        for f in first..first + flows {
+            let on = f - first < active;
+            if on && self.senders[f].paused() {
+                self.senders[f].resume(self.now, &mut self.outbox);
+                self.flush(f);
+            } else if !on && !self.senders[f].paused() {
+                self.senders[f].pause();
+            }
+        }
+    }
+
     /// The flat short flows (generator 0 if any), then every `pareto` group, in order.
     pub(super) fn build_transfers(&mut self) {
         let cfg = self.cfg;
@@ -40,9 +109,63 @@ impl World<'_> {
                                              class: Class::Pareto });
             }
         }
-        if !self.gens.is_empty() {
-            self.transfers = Some(Transfers::new(self.n_long, self.gens.len(), self.warm));
+        self.gen_class = self.gens.iter().map(|g| g.class).collect();
+        for (i, g) in cfg.traffic.iter().enumerate() {
+            if let Kind::Http(p) = g.kind() {
+                let group = HttpGroup::new(p, i, seed, cfg.start_window_s, self.warm);
+                self.http.push(HttpSource { group, route: self.net.traffic_routes[i], tcp_group: self.traffic_tcp_group[i],
+                                            generator: self.gen_class.len() });
+                self.gen_class.push(Class::Http);
+            }
         }
+        if !self.gen_class.is_empty() {
+            self.transfers = Some(Transfers::new(self.n_long, self.gen_class.len(), self.warm));
+        }
+    }
+
+    pub(super) fn schedule_sessions(&mut self) {
+        for h in 0..self.http.len() {
+            if let Some(t) = self.http[h].group.next_start() {
+                self.events.push(t, Event::SessionArrival(h as u32));
+            }
+        }
+    }
+
+    /// An http group's next session starts: it takes a free session slot and launches its first
+    /// object now.
+    pub(super) fn session_arrival(&mut self, h: usize) {
+        let rtt = (self.cfg.rtt_ms, self.cfg.rtt_spread_ms);
+        let session = self.http[h].group.start_session(self.now, rtt);
+        if let Some(t) = self.http[h].group.next_start() {
+            self.events.push(t.max(self.now), Event::SessionArrival(h as u32));
+        }
+        let k = match self.free_sessions.pop() {
+            Some(k) => k,
+            None => {
+                self.sessions.push(None);
+                self.sessions.len() - 1
+            }
+        };
+        self.sessions[k] = Some(session);
+        self.session_step(k);
+    }
+
+    /// Session slot `k`'s next object starts (and its next event is scheduled, or it ends).
+    pub(super) fn session_step(&mut self, k: usize) {
+        let mut s = self.sessions[k].take().expect("a live session");
+        let h = self.http.iter().position(|x| x.group_index() == s.group as usize).expect("its group");
+        let step = self.http[h].group.step(&mut s, self.now, self.pkt_bytes);
+        let (route, tcp_group, generator) = (self.http[h].route, self.http[h].tcp_group, self.http[h].generator);
+        let sender_rng = stream(self.cfg.seed as u64, Stream::TrafficSender, step.sender_id);
+        let arrival = Arrival { rtt_s: s.rtt_s, size_pkts: step.size_pkts, size_bytes: step.size_bytes, sender_rng };
+        match step.next {
+            Some(t) => {
+                self.sessions[k] = Some(s);
+                self.events.push(t, Event::SessionStep(k as u32));
+            }
+            None => self.free_sessions.push(k),
+        }
+        self.start_transfer(generator, route, tcp_group, arrival);
     }
 
     pub(super) fn schedule_transfers(&mut self) {
@@ -122,11 +245,36 @@ impl World<'_> {
         self.source_start.push(start);
     }
 
+    /// Per topology link, the TCP flows crossing it that are active (a long flow that started and
+    /// is not paused or still has data in flight; a transfer in progress), and those of them in
+    /// congestion avoidance (cwnd >= ssthresh, not recovering a loss): ABS's and Appenzeller's "n".
+    pub(super) fn flows_by_link(&self) -> (Vec<usize>, Vec<usize>) {
+        let n_net = self.net.links.len();
+        let (mut active, mut in_ca) = (vec![0usize; n_net], vec![0usize; n_net]);
+        for f in 0..self.senders.len() {
+            let s = &self.senders[f];
+            let st = s.st();
+            let is_active = match &self.transfers {
+                Some(t) if t.is_transfer(f) => t.in_progress(f),
+                _ => st.maxseq >= 0 && (!s.paused() || st.highest_ack < st.maxseq),
+            };
+            if !is_active {
+                continue;
+            }
+            let ca = st.cwnd >= st.ssthresh && st.ca_open();
+            for &l in &self.net.routes[self.conns[f].route as usize].links {
+                active[l] += 1;
+                in_ca[l] += ca as usize;
+            }
+        }
+        (active, in_ca)
+    }
+
     /// Updates the class counters of transfer connection `f`.
     #[inline(always)]
     pub(super) fn count_transfer(&mut self, f: usize, update: impl FnOnce(&mut ClassCounters)) {
         let t = self.transfers.as_ref().expect("connections past the long flows are transfers");
-        let class = self.gens[t.generator(f)].class;
+        let class = self.gen_class[t.generator(f)];
         update(&mut self.class_ctr[class as usize]);
     }
 
@@ -169,6 +317,7 @@ impl World<'_> {
         let mut rows = Vec::new();
         for class in CLASSES {
             let mut row = ClassRow { class: class.name(), flows: 0, offered_mbps: 0.0, goodput_mbps: 0.0, loss_rate: None,
+                                     size_mean_pkts: None, size_p50_pkts: None, size_p99_pkts: None, pages: None,
                                      transfers_done: 0, fct_mean_ms: None, fct_p50_ms: None, fct_p99_ms: None,
                                      fct_mean_ms_under_10kb: None, fct_mean_ms_10kb_to_100kb: None,
                                      fct_mean_ms_100kb_to_1mb: None, fct_mean_ms_over_1mb: None };
@@ -187,17 +336,21 @@ impl World<'_> {
                     row.goodput_mbps = mbps(delivered as f64 * pkt_bits);
                     row.loss_rate = loss(dropped, sent);
                 }
-                Class::Http | Class::Pareto if self.gens.iter().any(|g| g.class == class) => {
+                Class::Http | Class::Pareto if self.gen_class.contains(&class) => {
                     let t = self.transfers.as_ref().expect("transfers exist with generators");
                     let mut st = FctStats::default();
-                    for (g, gen) in self.gens.iter().enumerate() {
-                        if gen.class == class {
+                    for (g, &c) in self.gen_class.iter().enumerate() {
+                        if c == class {
                             st.merge(&t.stats[g]);
                         }
                     }
                     let buckets = st.bucket_mean_ms();
                     row = ClassRow { flows: st.started as i64, offered_mbps: mbps(st.started_pkts as f64 * pkt_bits),
                                      goodput_mbps: mbps(c.delivered as f64 * pkt_bits), loss_rate: loss(c.dropped, c.sent),
+                                     size_mean_pkts: (st.started > 0).then(|| st.started_pkts as f64 / st.started as f64),
+                                     size_p50_pkts: st.size_quantile_pkts(0.5), size_p99_pkts: st.size_quantile_pkts(0.99),
+                                     pages: (class == Class::Http)
+                                         .then(|| self.http.iter().map(|h| h.group.pages_in_window()).sum::<u64>() as i64),
                                      transfers_done: st.done as i64, fct_mean_ms: st.mean_ms(),
                                      fct_p50_ms: st.quantile_ms(0.5), fct_p99_ms: st.quantile_ms(0.99),
                                      fct_mean_ms_under_10kb: buckets[0], fct_mean_ms_10kb_to_100kb: buckets[1],
