@@ -31,6 +31,10 @@ def snapshot(path):
         (["buffer_scale=-1"], "buffer_scale", "> 0"),
         (["buffer_pkts=1e3"], "buffer_pkts", "write 1000"),
         (["ray.num_cpus=-1"], "ray.num_cpus", ">= 1"),
+        # Issue 15: traffic groups.
+        (["-m", "traffic=[{kind:pareto,shape:0.9}]", "buffer_pkts=5,10"], "traffic.0.shape", "> 1"),
+        (["traffic=[{kind:udp,route:[0,2]}]"], "traffic.0.route", "link 2 does not exist"),
+        (["traffic=[{kind:bulk,flows:0}]"], "traffic.0.flows", "[1,"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, args, key, allowed):

@@ -229,6 +229,24 @@ mod tests {
     }
 
     #[test]
+    fn pages_per_session_and_objects_per_page_are_uniform() {
+        // ABS: pages uniform in [10, 2000], objects per page uniform in [1, 5].
+        let mut g = HttpGroup::new(params("all", 20_000), 0, 7, 1.0, 0);
+        let sessions: Vec<Session> = (0..20_000).map(|_| g.start_session(0, (100.0, 0.0))).collect();
+        let pages: Vec<i64> = sessions.iter().map(|s| s.pages_left).collect();
+        assert!(pages.iter().all(|&p| (10..=2000).contains(&p)));
+        let mean = pages.iter().sum::<i64>() as f64 / pages.len() as f64;
+        assert!((mean / 1005.0 - 1.0).abs() < 0.02, "mean pages {mean}");
+        let below = pages.iter().filter(|&&p| p < 505).count() as f64 / pages.len() as f64;
+        assert!((below - 0.25).abs() < 0.015, "a quarter below 505: {below}");
+        let objects: Vec<i64> = sessions.iter().map(|s| s.objects_left).collect();
+        for k in 1..=5 {
+            let share = objects.iter().filter(|&&o| o == k).count() as f64 / objects.len() as f64;
+            assert!((share - 0.2).abs() < 0.015, "{k} objects: {share}");
+        }
+    }
+
+    #[test]
     fn a_session_has_its_pages_and_objects() {
         let mut p = params("all", 1);
         (p.pages_min, p.pages_max, p.objects_min, p.objects_max) = (3, 3, 2, 2);
