@@ -125,13 +125,42 @@ def _controller(rng: random.Random) -> dict[str, Any]:
             "steps": steps}
 
 
+def _traffic(rng: random.Random) -> list[Any]:
+    """Traffic groups of every kind, with values inside, at and beyond their bounds."""
+    def group() -> Any:
+        kind = rng.choice(["bulk", "http", "pareto", "udp", "ftp", None])
+        g: dict[str, Any] = {} if kind is None else {"kind": kind}
+        options = {
+            "bulk": {"flows": [1, 3, 0, -1], "schedule": [None, [], [(0.5, 1)], [(1.0, 0), (0.5, 1)], [(0.5, 99)]]},
+            "http": {"sessions": [1, 5, 0], "pages_max": [3, 2000, 0], "arrival": ["all", "poisson", "x"],
+                     "arrival_rate_per_s": [10.0, 0.0, 1e12], "object_shape": [1.2, 1.0, 0.5],
+                     "inter_object_s": [0.01, 0.0, 1e9]},
+            "pareto": {"load_mbps": [0.5, 0.0, -1.0, 1e8], "shape": [1.5, 1.0, 0.5], "size": ["pareto", "fixed", "x"],
+                       "size_pkts": [1, 0, 2**40], "mean_bytes": [1.0, 1e5, 0.0]},
+            "udp": {"flows": [1, 20, 0], "rate_mbps": [0.1, 0.0, -1.0, 1e9], "pattern": ["cbr", "poisson", "x"],
+                    "pkt_bytes": [None, 1, 0, 70_000]},
+        }.get(kind or "bulk", {})
+        for key, values in options.items():
+            if rng.random() < 0.5:
+                g[key] = rng.choice(values)
+        if rng.random() < 0.3:
+            g["route"] = rng.choice([[0], [1], [0, 1], [], [2], "x"])
+        if rng.random() < 0.2:
+            g["tcp"] = rng.choice(["cubic", "vegas", {"cc": "newreno", "recovery": "sack"}])
+        return g if rng.random() < 0.95 else "x"
+    return [group() for _ in range(rng.choice([0, 1, 2, 3]))]
+
+
 def mutate(cfg: dict[str, Any], rng: random.Random) -> list[str]:
     """Replaces one parameter of `cfg` with a fuzzed value; returns the dotted key."""
-    top = [s for s in schema.CONFIG["fields"] if s["key"] not in ("tcp", "topology", "controller")]
+    top = [s for s in schema.CONFIG["fields"] if s["key"] not in ("tcp", "topology", "controller", "traffic")]
     choice = rng.random()
     if choice < 0.12:
         cfg["topology"] = _topology(rng)
         return ["topology"]
+    if choice < 0.16:
+        cfg["traffic"] = _traffic(rng)
+        return ["traffic"]
     if choice < 0.2:
         cfg["controller"] = _controller(rng)
         return ["controller"]

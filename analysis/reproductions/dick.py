@@ -73,7 +73,8 @@ def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
         "setup; his RTT mix and measurement window are not given. Measured in steady state (100-300 s) instead of "
         "over the whole run, our NewReno utilizations are about 0.01 higher still. " +
         (f"ns-2 2.35 itself, run on our set-up (`python -m analysis crosscheck dick_table`, {len(ref['seeds'])} "
-         "seeds each from ns-2's own RNG; last two columns, crosses in the figure), differs from our engine by at "
+         "seeds, each with the RTTs and start times our engine drew; last two columns, crosses in the figure), "
+         "differs from our engine by at "
          f"most {max(vs_ns2):.3f} (mean {sum(vs_ns2) / len(vs_ns2):.3f}) over all {len(vs_ns2)} Reno and NewReno "
          "values. ns-2's NewReno is "
          f"within 0.05 of Dick's in {16 - len(ns2_misses)} of 16 rows, missing {', '.join(ns2_misses) or 'none'} "

@@ -277,7 +277,7 @@ def _stanford_ns2_reading(rows: list[list[Any]], ns2_fit: float, big_n: list[int
                 "needs ns-2), so we cannot tell how much of the gap is our engine.")
     ns2_vals = ", ".join(f"{r[7]}" for r in rows if r[0] in big_n and r[7] is not None)
     return (f"ns-2 2.35 itself, run on the same set-up (`python -m analysis crosscheck stanford_min_buffer`, "
-            f"same bisection and seeds, ns-2's own RNG), needs {ns2_vals} packets for N = "
+            f"same bisection and seeds, the same RTTs and start times), needs {ns2_vals} packets for N = "
             f"{', '.join(str(n) for n in big_n)}: a log-log slope of {ns2_fit:.2f} for N >= 100, and our "
             f"minimum buffer (200 ms profile) is {min(ratios):.2f}-{max(ratios):.2f} x ns-2's there (" +
             ", ".join(f"{r:.2f} at N = {n}" for n, r in few) + " with fewer flows, where two seeds of few, partly "
