@@ -1,14 +1,17 @@
-//! The world's finite TCP transfers: the flat short flows and `pareto` groups (Poisson arrivals),
-//! each on a reusable connection slot after the long flows (see `traffic::transfers`).
+//! The world's traffic beyond the flat long flows (see `traffic`): `bulk` groups' flows and their
+//! on/off schedules; finite TCP transfers (the flat short flows and `pareto` groups' Poisson
+//! arrivals, `http` sessions' objects), each on a reusable connection slot after the long flows
+//! (see `traffic::transfers`); open-loop sources (the flat ones and `udp` groups); the per-class
+//! counters and the `classes` table.
 
 use super::{Event, World};
+use crate::output::ClassRow;
 use crate::rng::{stream, Stream};
 use crate::source::{OpenLoopSource, Pattern};
 use crate::tcp::sender::TcpSender;
 use crate::time::from_secs;
 use crate::traffic::http::HttpGroup;
 use crate::traffic::pareto::{Arrival, PoissonTransfers};
-use crate::output::ClassRow;
 use crate::traffic::transfers::{FctStats, Transfers};
 use crate::traffic::{Class, ClassCounters, Kind, CLASSES};
 use rand::Rng;
