@@ -32,7 +32,7 @@ pub fn rate_mbps() -> Check<f64> {
 crate::params! {
     /// One simulation run. Defaults follow ns-2's one-way TCP agents where they apply.
     pub struct SimConfig as "SimConfig" {
-        /// TCP of every flow: a preset (`python -m analysis schema config` lists them) or a mapping of the window
+        /// TCP of every flow: a preset (`python -m sweeps --help` lists them) or a mapping of the window
         /// law (cc), loss recovery, release and knobs.
         tcp: TcpConfig = TcpConfig::named("reno");
         /// Variant mix: each route's long flows split into groups with their own TCP, as
@@ -42,7 +42,7 @@ crate::params! {
         /// The network: dumbbell (set by the flat keys) or parking_lot.
         topology: TopologyConfig = TopologyConfig::named("dumbbell");
         /// Traffic groups beside the flat shorthands: bulk, http, pareto or udp, each on its route
-        /// with its own settings (see `python -m analysis schema config`).
+        /// with its own settings (the keys of each kind: README, Traffic groups).
         traffic: Vec<TrafficGroup> = vec![];
         /// Long-lived flows (per route of the topology).
         flows: i64 = 1, unit "count", check int_in(0, MAX_FLOWS);
