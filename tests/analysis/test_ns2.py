@@ -47,8 +47,12 @@ def test_args_carry_every_mapped_field():
     pairs = dict(zip(args[::2], args[1::2]))
     assert pairs["agent"] == "Newreno" and pairs["flows"] == "7"
     assert pairs["limited_transmit"] == "0" and pairs["init_cwnd_pkts"] == "2"  # integers for ns-2's int vars
-    assert set(pairs) == set(ns2.MAPPED.values()) | {"ca", "sink", "timestamps"}
+    assert set(pairs) == set(ns2.MAPPED.values()) | {"ca", "sink", "timestamps", "flow_rtts_ms", "flow_starts_s"}
     assert (pairs["ca"], pairs["sink"], pairs["access_mbps"]) == ("none", "TCPSink", "0")
+    # Paired: ns-2 runs the RTTs and start times our engine drew for the seed.
+    flows = sim.run(sim.SimConfig(tcp=tcp, flows=7, duration_s=2, warmup_s=1)).flows
+    assert [float(x) for x in pairs["flow_rtts_ms"].split()] == flows["rtt_ms"].to_pylist()
+    assert [float(x) for x in pairs["flow_starts_s"].split()] == flows["start_s"].to_pylist()
 
 
 def test_linux_variants_run_as_tcp_linux_with_a_sack_receiver():
