@@ -157,8 +157,8 @@ crate::table! {
         utilization: f64, unit "1";
         /// New in-order data delivered to the long flows' receivers.
         goodput_mbps: f64, unit "Mb/s";
-        /// (Sum over long flows crossing the bottleneck of wmax / RTT, plus the short-flow and
-        /// open-loop rates) / the bottleneck's capacity.
+        /// (Sum over long flows crossing the bottleneck of wmax / RTT, plus the short-flow,
+        /// open-loop, pareto and udp rates crossing it; not http) / the bottleneck's capacity.
         offered_load: f64, unit "1";
         /// utilization / min(1, offered_load).
         effective_utilization: f64, unit "1";

@@ -295,7 +295,8 @@ impl World<'_> {
 
 impl World<'_> {
     /// The fixed rates `traffic` groups offer on the routes `crosses` accepts: pareto loads and
-    /// udp streams (http sessions and bulk flows are TCP and count with the long flows' peak).
+    /// udp streams (bulk flows count with the long flows' peak rates; http sessions, whose load
+    /// has no set rate, are not counted).
     pub(crate) fn traffic_rates_mbps(&self, crosses: &dyn Fn(usize) -> bool) -> f64 {
         let mut mbps = 0.0;
         for (i, g) in self.cfg.traffic.iter().enumerate() {
