@@ -9,6 +9,8 @@ use hdrhistogram::Histogram;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LinkCounters {
     pub arrivals: u64,
+    /// Bits of the arrivals (ABS's S1 + S2).
+    pub arrival_bits: u64,
     pub drops: u64,
     pub tx_pkts: u64,
     pub tx_bits: u64,
@@ -23,6 +25,7 @@ impl LinkCounters {
     pub fn since(&self, earlier: &LinkCounters) -> LinkCounters {
         LinkCounters {
             arrivals: self.arrivals - earlier.arrivals,
+            arrival_bits: self.arrival_bits - earlier.arrival_bits,
             drops: self.drops - earlier.drops,
             tx_pkts: self.tx_pkts - earlier.tx_pkts,
             tx_bits: self.tx_bits - earlier.tx_bits,

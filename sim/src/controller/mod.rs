@@ -3,6 +3,7 @@
 //! sizing (ABS and the like); a new controller is one file implementing `BufferController`, plus
 //! one line in `CONTROLLERS`.
 
+pub mod abs;
 pub mod schedule;
 
 use crate::params::{positive, ConfigError, UnionDef, Value, VariantDef};
@@ -15,7 +16,10 @@ pub struct QueueView {
     pub capacity_pkts: f64,
     pub arrivals: u64,
     pub drops: u64,
+    /// Time spent transmitting / the interval (departures).
     pub utilization: f64,
+    /// Bits that arrived (enqueued or dropped) / (capacity x interval): ABS's u(n), an input rate.
+    pub input_utilization: f64,
 }
 
 pub trait BufferController: Send {

@@ -618,6 +618,7 @@ impl<'c> World<'c> {
         let link = &mut self.links[l];
         let s = &mut self.stats[i];
         s.ctr.arrivals += 1;
+        s.ctr.arrival_bits += pkt.bytes as u64 * 8;
         match link.arrive(pkt, now) {
             Arrival::Started(done) => {
                 self.events.push_after_arrivals(done, Event::LinkDone(l as u32));

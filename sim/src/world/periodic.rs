@@ -27,6 +27,8 @@ impl World<'_> {
             arrivals: since.arrivals,
             drops: since.drops,
             utilization: utilization(&since, self.controller_interval),
+            input_utilization: since.arrival_bits as f64
+                / (self.net.links[b].rate_bps * to_secs(self.controller_interval)),
         };
         if let Some(pkts) = self.controller.as_mut().and_then(|ctl| ctl.on_tick(&view)) {
             let q = self.bottleneck_queue();
