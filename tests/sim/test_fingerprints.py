@@ -90,6 +90,11 @@ REFERENCE: dict[str, dict[str, Any]] = {
                                  dict(kind="bulk", flows=4, route=[1], tcp="sack",
                                       schedule=[(6.0, 2), (12.0, 0), (15.0, 4)]),
                                  dict(kind="udp", flows=3, rate_mbps=0.3, route=[0])]),
+    # Added with 0.12.0: the ABS controller (gain training and a memory bound).
+    "abs_controller": dict(tcp="reno", flows=20, buffer_pkts=50, core_mbps=10, rtt_ms=90, rtt_spread_ms=60,
+                           wmax_pkts=10_000, duration_s=30, warmup_s=5,
+                           controller=dict(name="abs", interval_ms=200, target_util=0.95, target_loss=0.01,
+                                           memory_schedule=[(0.0, 300), (20.0, 60)])),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
 }

@@ -10,12 +10,107 @@
 //!   the initial gains (Fig. 2);
 //! - `abs_u_undamped`: (7) b_u(n) = b_u(n-1) - I_u T (u(n) - u*) with (6) and (9), which drives a
 //!   non-bottleneck link's buffer to infinity (the reason for (8));
-//! - `adt`: one integral controller with a fixed gain, b(n) = b(n-1) + K (u* - u(n)).
+//! ADT, one integral controller with a fixed gain, is `adt.rs`.
 //! u(n) is the input rate over capacity, (S1 + S2) / (C T) with S1 and S2 the bytes enqueued and
 //! dropped in the interval (section 4.1); p(n) = S2 / (S1 + S2). Buffers are real-valued inside
 //! the controller and floored at 1 packet when applied.
 
-use super::QueueView;
+use super::{BufferController, ControllerEntry, QueueView};
+use crate::params::{float_in, non_negative, normalize, ConfigError, Param, Value, VariantDef};
+
+crate::params! {
+    /// One step of the memory bound: from time_s on, the buffer may not exceed pkts.
+    pub struct MemoryStep as "MemoryStep" {
+        /// When the bound applies.
+        time_s: f64 = 0.0, unit "s", check non_negative(1e6);
+        /// The physical memory for the buffer from then on: b(n-1) + M(n) in the paper's cap.
+        pkts: f64 = 0.0, unit "pkts", check non_negative(1e12);
+    }
+}
+
+crate::params! {
+    /// ABS (Zhang and Loguinov 2010): two integral controllers with trained gains.
+    pub struct AbsParams as "Abs" {
+        /// u*: the utilization (input rate over capacity) to reach.
+        target_util: f64 = 0.98, unit "1", check float_in(0.0, 1.0);
+        /// p*: the loss rate not to exceed.
+        target_loss: f64 = 0.02, unit "1", check float_in(0.0, 1.0);
+        /// Initial I_u (the paper's Fig. 2 uses 3000).
+        gain_util: f64 = 3000.0, unit "pkts/s", check non_negative(1e12);
+        /// Initial I_p.
+        gain_loss: f64 = 3000.0, unit "pkts/s", check non_negative(1e12);
+        /// Train the gains online (eqs. 15-16); false keeps them fixed (Fig. 2).
+        train: bool = true, unit "";
+        /// The gradient step of the training (1 in the paper).
+        gamma: f64 = 1.0, unit "1", check non_negative(1e12);
+        /// The memory bound over time, (time_s, pkts) steps; null = unbounded.
+        memory_schedule: Option<Vec<MemoryStep>> = None;
+    }
+}
+
+pub const ENTRY: ControllerEntry = ControllerEntry {
+    def: VariantDef {
+        name: "abs",
+        doc: "ABS: loss and damped utilization integral controllers, trained gains (Zhang and Loguinov 2010)",
+        params: AbsParams::specs,
+        keys: AbsParams::KEYS,
+        normalize: normalize::<AbsParams>,
+    },
+    make: |v| make(v, false),
+};
+
+pub const UNDAMPED_ENTRY: ControllerEntry = ControllerEntry {
+    def: VariantDef {
+        name: "abs_u_undamped",
+        doc: "ABS with the undamped utilization controller, eq. 7 (diverges on a non-bottleneck link)",
+        params: AbsParams::specs,
+        keys: AbsParams::KEYS,
+        normalize: normalize::<AbsParams>,
+    },
+    make: |v| make(v, true),
+};
+
+fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferController>, ConfigError> {
+    let p = AbsParams::parse(v)?;
+    let mut memory: Vec<(f64, f64)> = p.memory_schedule.iter().flatten().map(|m| (m.time_s, m.pkts)).collect();
+    memory.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let gains = AbsGains { target_util: p.target_util, target_loss: p.target_loss, gain_util: p.gain_util,
+                           gain_loss: p.gain_loss, interval_s: 0.0, train: p.train, gamma: p.gamma, undamped };
+    Ok(Box::new(AbsController { abs: Abs::new(gains, 0.0), memory, last_now_s: 0.0 }))
+}
+
+/// `Abs` on a link: measures each interval as section 4.1 says and applies the buffer.
+struct AbsController {
+    abs: Abs,
+    /// (from time_s, bound in pkts), in time order.
+    memory: Vec<(f64, f64)>,
+    last_now_s: f64,
+}
+
+impl AbsController {
+    fn bound_at(&self, t_s: f64) -> Option<f64> {
+        self.memory.iter().take_while(|m| m.0 <= t_s).last().map(|m| m.1)
+    }
+}
+
+impl BufferController for AbsController {
+    /// b(0) = b_u(0) = b_p(0) = the link's initial buffer.
+    fn start(&mut self, view: &QueueView) -> Option<u64> {
+        let g = self.abs.g.clone();
+        self.abs = Abs::new(g, view.capacity_pkts);
+        self.last_now_s = view.now_s;
+        None
+    }
+
+    fn on_tick(&mut self, view: &QueueView) -> Option<u64> {
+        self.abs.g.interval_s = view.now_s - self.last_now_s;
+        self.last_now_s = view.now_s;
+        let (u, p) = measure(view);
+        let memory = self.bound_at(view.now_s).map(|bound| bound - self.abs.state().b);
+        let b = self.abs.step(u, p, memory);
+        Some(b.round().max(1.0) as u64)
+    }
+}
 
 /// The targets, gains and options of an ABS-family controller.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +140,7 @@ pub struct AbsState {
 }
 
 pub struct Abs {
-    g: AbsGains,
+    pub g: AbsGains,
     st: AbsState,
     /// u(n-1); None before the first sample.
     prev_u: Option<f64>,
@@ -83,20 +178,6 @@ impl Abs {
         (s.u, s.p) = (u, p);
         self.prev_u = Some(u);
         s.b
-    }
-}
-
-/// ADT: b(n) = b(n-1) + K (u* - u(n)).
-pub struct Adt {
-    pub target_util: f64,
-    pub gain: f64,
-    pub b: f64,
-}
-
-impl Adt {
-    pub fn step(&mut self, u: f64) -> f64 {
-        self.b += self.gain * (self.target_util - u);
-        self.b
     }
 }
 
@@ -159,12 +240,5 @@ mod tests {
         }
         assert!(bu > 250_000.0, "(7) grows by I_u T (u* - u) = 270 a step: {bu}");
         assert!(bd <= 100.0, "(8) holds still when u does not move: {bd}");
-    }
-
-    #[test]
-    fn adt_follows_its_equation() {
-        let mut a = Adt { target_util: 0.9, gain: 50.0, b: 20.0 };
-        assert_eq!(a.step(0.8), 25.0);
-        assert_eq!(a.step(1.0), 20.0);
     }
 }

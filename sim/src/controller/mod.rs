@@ -4,6 +4,7 @@
 //! one line in `CONTROLLERS`.
 
 pub mod abs;
+pub mod adt;
 pub mod schedule;
 
 use crate::params::{positive, ConfigError, UnionDef, Value, VariantDef};
@@ -23,7 +24,16 @@ pub struct QueueView {
 }
 
 pub trait BufferController: Send {
-    /// Returns the new capacity in packets, or None to keep the current one.
+    /// Called once at t = 0 with the link's initial state, before any interval was measured:
+    /// may set the initial capacity. Not a sample (an integral term fed the empty interval's
+    /// zero utilization would wind up on it).
+    fn start(&mut self, view: &QueueView) -> Option<u64> {
+        let _ = view;
+        None
+    }
+
+    /// At the end of each control interval: returns the new capacity in packets, or None to
+    /// keep the current one.
     fn on_tick(&mut self, view: &QueueView) -> Option<u64>;
 }
 
@@ -33,7 +43,7 @@ pub struct ControllerEntry {
     pub make: fn(&Value) -> Result<Box<dyn BufferController>, ConfigError>,
 }
 
-pub const CONTROLLERS: &[ControllerEntry] = &[schedule::ENTRY];
+pub const CONTROLLERS: &[ControllerEntry] = &[schedule::ENTRY, abs::ENTRY, abs::UNDAMPED_ENTRY, adt::ENTRY];
 
 crate::params! {
     /// Settings common to every buffer controller.

@@ -53,6 +53,11 @@ pub struct Schedule {
 }
 
 impl BufferController for Schedule {
+    /// Steps at time 0 set the initial buffer.
+    fn start(&mut self, view: &QueueView) -> Option<u64> {
+        self.on_tick(view)
+    }
+
     fn on_tick(&mut self, view: &QueueView) -> Option<u64> {
         let mut set = None;
         while self.next < self.steps.len() && self.steps[self.next].0 <= view.now_s {

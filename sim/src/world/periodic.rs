@@ -30,7 +30,9 @@ impl World<'_> {
             input_utilization: since.arrival_bits as f64
                 / (self.net.links[b].rate_bps * to_secs(self.controller_interval)),
         };
-        if let Some(pkts) = self.controller.as_mut().and_then(|ctl| ctl.on_tick(&view)) {
+        let first = self.now == 0;
+        let set = self.controller.as_mut().and_then(|ctl| if first { ctl.start(&view) } else { ctl.on_tick(&view) });
+        if let Some(pkts) = set {
             let q = self.bottleneck_queue();
             let limit = match q.limit() {
                 Limit::Bytes(_) => Limit::Bytes(pkts * pkt_bytes as u64),
