@@ -87,13 +87,11 @@ impl HttpParams {
 /// One web session in progress: its client's RTT, the pages it has left, and the objects left
 /// of its current page. Ended sessions' slots are reused (see `HttpGroup`).
 pub struct Session {
-    pub group: u32,
     pub rtt_s: f64,
     pages_left: i64,
     objects_left: i64,
     page_start: Time,
-    /// Objects launched so far, and of the current page.
-    pub launched: u64,
+    /// Objects launched of the current page.
     launched_in_page: u64,
     rng: SimRng,
 }
@@ -134,11 +132,6 @@ impl HttpGroup {
                last_start_s: 0.0, window_s: start_window_s, objects: 0, warm, pages_in_window: 0 }
     }
 
-    /// The group's index in the `traffic` list.
-    pub fn index(&self) -> usize {
-        self.group
-    }
-
     /// When the next session starts, or None once every session has. With `all`, the sessions'
     /// start times are uniform in the start window, drawn in increasing order (the k-th of n
     /// sorted uniforms given the one before, so no list of n times is kept); with `poisson`,
@@ -169,7 +162,7 @@ impl HttpGroup {
         let rtt_s = (rtt.0 + (u - 0.5) * rtt.1) / 1000.0;
         let pages_left = rng.random_range(self.p.pages_min..=self.p.pages_max);
         let objects_left = rng.random_range(self.p.objects_min..=self.p.objects_max);
-        Session { group: self.group as u32, rtt_s, pages_left, objects_left, page_start: now, launched: 0, launched_in_page: 0, rng }
+        Session { rtt_s, pages_left, objects_left, page_start: now, launched_in_page: 0, rng }
     }
 
     pub fn pages_in_window(&self) -> u64 {
@@ -185,7 +178,6 @@ impl HttpGroup {
         let size_pkts = self.sizes.sample_pkts(&mut s.rng, pkt_bytes);
         let sender_id = ((self.group as u64) << 40) + self.objects;
         self.objects += 1;
-        s.launched += 1;
         s.objects_left -= 1;
         let exp = |rng: &mut SimRng, mean_s: f64| from_secs(Distribution::<f64>::sample(&Exp1, rng) * mean_s);
         let next = if s.objects_left > 0 {

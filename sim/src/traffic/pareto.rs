@@ -124,10 +124,7 @@ impl PoissonTransfers {
         let u: f64 = self.rng.random();
         let rtt_s = (self.rtt_ms + (u - 0.5) * self.rtt_spread_ms) / 1000.0;
         let size_pkts = self.sizes.sample_pkts(&mut self.rng, self.pkt_bytes);
-        let size_bytes = match self.sizes {
-            SizeDist::FixedPkts(n) => n as f64 * self.pkt_bytes as f64,
-            SizeDist::Pareto { .. } => size_pkts as f64 * self.pkt_bytes as f64,
-        };
+        let size_bytes = size_pkts as f64 * self.pkt_bytes as f64;
         let sender_rng = stream(self.seed, self.sender_stream, self.sender_base + self.arrived);
         self.arrived += 1;
         Arrival { rtt_s, size_pkts, size_bytes, sender_rng }

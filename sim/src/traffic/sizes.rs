@@ -2,7 +2,6 @@
 //! with scale x_m = mean (shape - 1) / shape, so that its mean is `mean_bytes`). A transfer of B
 //! bytes sends ceil(B / pkt_bytes) packets (at least one): packets are all pkt_bytes long.
 
-use crate::rng::SimRng;
 use rand::Rng;
 use rand_distr::{Distribution, Pareto};
 
@@ -55,11 +54,6 @@ impl SizeDist {
 /// Packets of a transfer of `bytes`.
 pub fn bytes_to_pkts(bytes: f64, pkt_bytes: u16) -> i64 {
     ((bytes / pkt_bytes as f64).ceil() as i64).max(1)
-}
-
-/// Draws a uniform integer in [lo, hi] (both inclusive).
-pub fn uniform_int(rng: &mut SimRng, lo: i64, hi: i64) -> i64 {
-    rng.random_range(lo..=hi)
 }
 
 #[cfg(test)]

@@ -123,7 +123,8 @@ pub struct World<'c> {
     gen_class: Vec<crate::traffic::Class>,
     /// The http groups, and the web sessions in progress (slots reused when a session ends).
     http: Vec<traffic::HttpSource>,
-    sessions: Vec<Option<crate::traffic::http::Session>>,
+    /// Each live session with its index in `http`.
+    sessions: Vec<Option<(usize, crate::traffic::http::Session)>>,
     free_sessions: Vec<usize>,
     /// Open-loop sources (flat Poisson, flat CBR, then `udp` groups' streams), each with its
     /// route, first-emission offset, and counters.
@@ -274,16 +275,8 @@ impl<'c> World<'c> {
         let mut f = 0usize;
         for r in 0..self.net.routes.len() {
             for i in 0..self.net.routes[r].flows {
-                self.flow_group.push(self.group_of(i));
-                let mut rng = stream(seed, Stream::Topology, f as u64);
-                self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
-                let u: f64 = rng.random();
-                let rtt_ms = match &cfg.rtts_ms {
-                    Some(list) => list[f],
-                    None => cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms,
-                };
-                self.rtt_s.push(rtt_ms / 1000.0);
-                self.flow_route.push(r);
+                let explicit_rtt_ms = cfg.rtts_ms.as_ref().map(|list| list[f]);
+                self.add_long_flow(f, self.group_of(i), r, explicit_rtt_ms);
                 f += 1;
             }
         }
@@ -293,6 +286,19 @@ impl<'c> World<'c> {
             let sender = self.new_sender(g, stream(seed, Stream::Sender, f as u64));
             self.add_connection(self.flow_route[f], self.rtt_s[f], sender);
         }
+    }
+
+    /// Long flow `f`: start time and RTT from its own stream (an explicit RTT replaces the drawn
+    /// one), its TCP group and route.
+    fn add_long_flow(&mut self, f: usize, group: usize, route: usize, explicit_rtt_ms: Option<f64>) {
+        let cfg = self.cfg;
+        let mut rng = stream(cfg.seed as u64, Stream::Topology, f as u64);
+        self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
+        let u: f64 = rng.random();
+        let rtt_ms = explicit_rtt_ms.unwrap_or(cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms);
+        self.rtt_s.push(rtt_ms / 1000.0);
+        self.flow_group.push(group);
+        self.flow_route.push(route);
     }
 
     fn build_other_traffic(&mut self) {

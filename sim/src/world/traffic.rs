@@ -25,12 +25,6 @@ pub(crate) struct HttpSource {
     pub generator: usize,
 }
 
-impl HttpSource {
-    fn group_index(&self) -> usize {
-        self.group.index()
-    }
-}
-
 /// A source of Poisson transfer arrivals and where its transfers go.
 pub(crate) struct TransferGen {
     pub arrivals: PoissonTransfers,
@@ -52,12 +46,7 @@ impl World<'_> {
                 self.bulk_schedules.push((i, f, p.clone(), 0));
             }
             for _ in 0..p.flows {
-                let mut rng = stream(cfg.seed as u64, Stream::Topology, f as u64);
-                self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
-                let u: f64 = rng.random();
-                self.rtt_s.push((cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms) / 1000.0);
-                self.flow_group.push(self.traffic_tcp_group[i]);
-                self.flow_route.push(self.net.traffic_routes[i]);
+                self.add_long_flow(f, self.traffic_tcp_group[i], self.net.traffic_routes[i], None);
                 f += 1;
             }
         }
@@ -149,21 +138,20 @@ impl World<'_> {
                 self.sessions.len() - 1
             }
         };
-        self.sessions[k] = Some(session);
+        self.sessions[k] = Some((h, session));
         self.session_step(k);
     }
 
     /// Session slot `k`'s next object starts (and its next event is scheduled, or it ends).
     pub(super) fn session_step(&mut self, k: usize) {
-        let mut s = self.sessions[k].take().expect("a live session");
-        let h = self.http.iter().position(|x| x.group_index() == s.group as usize).expect("its group");
+        let (h, mut s) = self.sessions[k].take().expect("a live session");
         let step = self.http[h].group.step(&mut s, self.now, self.pkt_bytes);
         let (route, tcp_group, generator) = (self.http[h].route, self.http[h].tcp_group, self.http[h].generator);
         let sender_rng = stream(self.cfg.seed as u64, Stream::TrafficSender, step.sender_id);
         let arrival = Arrival { rtt_s: s.rtt_s, size_pkts: step.size_pkts, size_bytes: step.size_bytes, sender_rng };
         match step.next {
             Some(t) => {
-                self.sessions[k] = Some(s);
+                self.sessions[k] = Some((h, s));
                 self.events.push(t, Event::SessionStep(k as u32));
             }
             None => self.free_sessions.push(k),
