@@ -1,4 +1,4 @@
-"""DuckDB over the results: views `runs`, `timeseries`, `flows`, `links` and `classes` are the only contract with
+"""DuckDB over the results: views `runs`, `timeseries`, `flows`, `links`, `classes` and `control` are the only contract with
 stored results (reports and plots read through them, so they work on any stored sweep)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 """
 
 from sim._core import ENGINE_VERSION
-from sim.config import CONTROLLERS, TOPOLOGIES, VARIANTS, SimConfig
+from sim.config import POLICIES, TOPOLOGIES, VARIANTS, SimConfig
 from sim.result import SimResult, run
 
-__all__ = ["ENGINE_VERSION", "CONTROLLERS", "TOPOLOGIES", "VARIANTS", "SimConfig", "SimResult", "run"]
+__all__ = ["ENGINE_VERSION", "POLICIES", "TOPOLOGIES", "VARIANTS", "SimConfig", "SimResult", "run"]

@@ -115,7 +115,8 @@ def to_value(x: Any) -> Any:
 _SECTIONS = unions()
 _MOVED = {f"{key}": f"{section}.{key}" for section, u in _SECTIONS.items() for key in
           [s["key"] for s in union_specs(u)]}
-_MOVED.update({"controller_interval_ms": "controller.interval_ms", "buffer_schedule": "controller.steps"})
+_MOVED.update({"controller": "buffer_policy", "controller_interval_ms": "buffer_policy.interval_ms",
+               "buffer_schedule": "buffer_policy.steps"})
 
 
 class _SimConfigBase:
@@ -129,7 +130,7 @@ class _SimConfigBase:
 
     @property
     def labels(self) -> dict[str, str | None]:
-        """The label of each section: the tcp preset (or window law), the topology, the controller."""
+        """The label of each section: the tcp preset (or window law), the topology, the buffer policy."""
         return dict(self._labels)  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,6 +158,7 @@ SimConfig = _record(CONFIG, bases=(_SimConfigBase,))
 VARIANTS: tuple[str, ...] = tuple(union_names(_SECTIONS["tcp"]))
 """Names `tcp` accepts: presets (reno, newreno, sack, ...), then window laws."""
 TOPOLOGIES: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["topology"]["variants"])
-CONTROLLERS: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["controller"]["variants"])
+POLICIES: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["buffer_policy"]["variants"])
+"""Names `buffer_policy` accepts: static rules and adaptive controllers."""
 
 globals().update(CLASSES)

@@ -2,7 +2,7 @@
 
 Each config is a small valid run with one to three parameters replaced, drawn from every
 parameter the schema declares (top-level keys, every `tcp` key, the parking lot's links and
-routes, the schedule controller's steps): a bound, a value inside the bounds, or a value outside
+routes, buffer policies): a bound, a value inside the bounds, or a value outside
 them or of the wrong type (bools for numbers, strings, NaN, infinities, 2^63, floats for ints).
 Every config runs under a wall-clock limit, and the outcome must be one of:
 
@@ -119,10 +119,20 @@ def _topology(rng: random.Random) -> dict[str, Any]:
     return topo
 
 
-def _controller(rng: random.Random) -> dict[str, Any]:
+def _policy(rng: random.Random) -> dict[str, Any]:
     steps = rng.choice([[], [(0.0, 5)], [(0.0, 5), (1.0, 2.7)], [(-1.0, 3)], [(0.5, -2)], [(0.0, 2**63)], "x"])
-    return {"name": rng.choice(["schedule", "abs"]), "interval_ms": rng.choice([100.0, 0.0, 1e-9, 1e7]),
-            "steps": steps}
+    name = rng.choice(["schedule", "abs", "adt", "bscl", "stanford", "enachescu", "fixed", "abs9000"])
+    p: dict[str, Any] = {"name": name, "interval_ms": rng.choice([100.0, 200.0, 0.0, 1e-9, 1e7])}
+    if name == "schedule":
+        p["steps"] = steps
+    elif name in ("abs", "adt"):
+        p["target_util"] = rng.choice([0.95, 1.0, 0.0, 1.5])
+        p["gain" if name == "adt" else "gain_util"] = rng.choice([100.0, 0.0, -1.0, 1e13])
+    elif name == "bscl":
+        p["target_loss"] = rng.choice([0.02, 0.0, 1.0])
+    elif name != "fixed":
+        p["factor"] = rng.choice([1.0, 2.0, 0.0, 1e7])
+    return p
 
 
 def _traffic(rng: random.Random) -> list[Any]:
@@ -153,7 +163,7 @@ def _traffic(rng: random.Random) -> list[Any]:
 
 def mutate(cfg: dict[str, Any], rng: random.Random) -> list[str]:
     """Replaces one parameter of `cfg` with a fuzzed value; returns the dotted key."""
-    top = [s for s in schema.CONFIG["fields"] if s["key"] not in ("tcp", "topology", "controller", "traffic")]
+    top = [s for s in schema.CONFIG["fields"] if s["key"] not in ("tcp", "topology", "buffer_policy", "traffic")]
     choice = rng.random()
     if choice < 0.12:
         cfg["topology"] = _topology(rng)
@@ -162,8 +172,8 @@ def mutate(cfg: dict[str, Any], rng: random.Random) -> list[str]:
         cfg["traffic"] = _traffic(rng)
         return ["traffic"]
     if choice < 0.2:
-        cfg["controller"] = _controller(rng)
-        return ["controller"]
+        cfg["buffer_policy"] = _policy(rng)
+        return ["buffer_policy"]
     if choice < 0.4:
         tcp = schema.unions()["tcp"]
         spec = rng.choice(schema.union_specs(tcp))

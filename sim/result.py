@@ -26,6 +26,7 @@ TIMESERIES_SCHEMA = pa.schema(output_fields("timeseries"))
 FLOWS_SCHEMA = pa.schema(output_fields("flows"))
 LINKS_SCHEMA = pa.schema(output_fields("links"))
 CLASSES_SCHEMA = pa.schema(output_fields("classes"))
+CONTROL_SCHEMA = pa.schema(output_fields("control"))
 TRACE_SCHEMA = pa.schema(output_fields("trace"))
 
 
@@ -37,6 +38,7 @@ class SimResult:
     flows: pa.Table
     links: pa.Table
     classes: pa.Table
+    control: pa.Table
     trace: pa.Table | None
 
     def metrics(self) -> dict[str, Any]:
@@ -84,5 +86,6 @@ def run(config: SimConfig | None = None, /, **fields: Any) -> SimResult:
         flows=table(out["flows"], FLOWS_SCHEMA),
         links=table(out["links"], LINKS_SCHEMA),
         classes=table(out["classes"], CLASSES_SCHEMA),
+        control=table(out["control"], CONTROL_SCHEMA),
         trace=trace,
     )

@@ -50,7 +50,7 @@ def config_field(key: str) -> dict[str, Any]:
 
 
 def unions() -> dict[str, dict[str, Any]]:
-    """The union-typed sections of a run config (tcp, topology, controller), by key."""
+    """The union-typed sections of a run config (tcp, topology, buffer_policy), by key."""
     out = {}
     for spec in CONFIG["fields"]:
         t = spec["type"]
@@ -70,8 +70,26 @@ def arrow_type(desc: dict[str, Any]) -> pa.DataType:
     if kind == "record":
         return pa.struct([pa.field(s["key"], arrow_type(s["type"])) for s in desc["fields"]])
     if kind == "union":
-        raise TypeError("a union has no single Arrow type; it is flattened into columns")
+        # A section inside a record (a parking-lot link's buffer_policy): its JSON text. Top-level
+        # sections never get here; they are flattened into columns (`config_columns`).
+        return pa.string()
     return {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "str": pa.string()}[kind]
+
+
+def _nested_unions_as_json(desc: dict[str, Any], value: Any) -> Any:
+    """`value` of type `desc` with every union inside it as JSON text (see `arrow_type`)."""
+    kind = desc["type"]
+    if value is None:
+        return None
+    if kind == "union":
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if kind == "optional":
+        return _nested_unions_as_json(desc["of"], value)
+    if kind == "list":
+        return [_nested_unions_as_json(desc["of"], v) for v in value]
+    if kind == "record":
+        return {s["key"]: _nested_unions_as_json(s["type"], value.get(s["key"])) for s in desc["fields"]}
+    return value
 
 
 def _holds_union(desc: dict[str, Any]) -> bool:
@@ -83,8 +101,9 @@ def _meta(unit: str, doc: str) -> dict[bytes, bytes]:
     return {b"unit": unit.encode(), b"doc": doc.encode()}
 
 
-def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, str | None]]]:
-    """The results-table columns of a config: (column name, Arrow field, (section, key)).
+def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, Any]]]:
+    """The results-table columns of a config: (column name, Arrow field, (section, what)), what
+    being None (the value or label itself), "json", or the section's parameter spec.
 
     A plain parameter is a column of its own name. A union section S gives a column S holding
     its label (the preset or variant it is; NULL for an absent optional section) and a column
@@ -109,7 +128,7 @@ def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, str | None]]]:
             if sub["key"] == "name" == inner["tag"]:
                 continue
             col = f"{key}_{sub['key']}"
-            yield col, pa.field(col, arrow_type(sub["type"]), metadata=_meta(sub["unit"], sub["doc"])), (key, sub["key"])
+            yield col, pa.field(col, arrow_type(sub["type"]), metadata=_meta(sub["unit"], sub["doc"])), (key, sub)
 
 
 def config_row(normalized: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +141,7 @@ def config_row(normalized: dict[str, Any], labels: dict[str, Any]) -> dict[str, 
         elif sub is None:
             row[col] = labels[section] if section in labels else value
         else:
-            row[col] = None if value is None else value.get(sub)
+            row[col] = None if value is None else _nested_unions_as_json(sub["type"], value.get(sub["key"]))
     return row
 
 

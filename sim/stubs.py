@@ -81,7 +81,7 @@ def render() -> str:
     body = "\n\n".join("\n".join(lines) for lines in classes.values())
     sections = [s for s in CONFIG["fields"] if s["type"].get("of", s["type"])["type"] == "union"]
     names = {s["key"]: union_names(s["type"].get("of", s["type"])) for s in sections}
-    consts = "\n".join(f"{c}: tuple[str, ...]" for c in ("VARIANTS", "TOPOLOGIES", "CONTROLLERS"))
+    consts = "\n".join(f"{c}: tuple[str, ...]" for c in ("VARIANTS", "TOPOLOGIES", "POLICIES"))
     note = "\n".join(f"# {k} accepts a name ({', '.join(v)}) or a mapping as well" for k, v in names.items())
     return f"{HEADER}\n{note}\n\n{body}\n\nCLASSES: dict[str, type]\n{consts}\n\n" \
            "def from_value(desc: dict[str, Any], v: Any) -> Any: ...\ndef to_value(x: Any) -> Any: ...\n" \

@@ -1,7 +1,7 @@
 """The typed schema of a sweep config and its translation, once per job, into the engine's
 `sim.SimConfig`. The Hydra structured configs are generated from the engine's declaration
 (`sim.schema`): `SweepConfig` holds every flat simulation parameter with the engine's default,
-the sections (`tcp`, `topology`, `controller`) are config groups whose options extend one
+the sections (`tcp`, `topology`, `buffer_policy`) are config groups whose options extend one
 generated schema per variant (`schema_tcp_newreno`, ...), and the sweep's own keys follow."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
 
 import sim
 from analysis.rules import RULES, resolve_buffer_pkts
@@ -153,6 +153,10 @@ and not sweepable."""
 
 
 def register() -> None:
+    # Arithmetic for presets whose settings follow a swept one (ABS Table 2's RTTs in [30, 30 + 2N]
+    # ms: `rtt_ms: ${add:30,${flows}}`); OmegaConf has no arithmetic of its own.
+    OmegaConf.register_new_resolver("add", lambda *xs: sum(xs), replace=True)
+    OmegaConf.register_new_resolver("mul", lambda *xs: math.prod(xs), replace=True)
     cs = ConfigStore.instance()
     cs.store(name="config_schema", node=SweepConfig)
     for section, u in SECTIONS.items():

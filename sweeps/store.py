@@ -29,10 +29,10 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from sim.result import CLASSES_SCHEMA, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA
+from sim.result import CLASSES_SCHEMA, CONTROL_SCHEMA, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA
 from sweeps.schema import SWEEP_ONLY_KEYS, SWEEP_TYPES
 
-DETAIL_TABLES = ("timeseries", "flows", "links", "classes")
+DETAIL_TABLES = ("timeseries", "flows", "links", "classes", "control")
 """Tables with several rows per run, keyed by (run_id, exec_id)."""
 TABLES = ("runs", *DETAIL_TABLES)
 _ARROW = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
@@ -76,8 +76,10 @@ TIMESERIES_TABLE_SCHEMA = pa.schema(_KEYS + list(TIMESERIES_SCHEMA))
 FLOWS_TABLE_SCHEMA = pa.schema(_KEYS + list(FLOWS_SCHEMA))
 LINKS_TABLE_SCHEMA = pa.schema(_KEYS + list(LINKS_SCHEMA))
 CLASSES_TABLE_SCHEMA = pa.schema(_KEYS + list(CLASSES_SCHEMA))
+CONTROL_TABLE_SCHEMA = pa.schema(_KEYS + list(CONTROL_SCHEMA))
 SCHEMAS = {"runs": RUNS_SCHEMA, "timeseries": TIMESERIES_TABLE_SCHEMA, "flows": FLOWS_TABLE_SCHEMA,
-           "links": LINKS_TABLE_SCHEMA, "classes": CLASSES_TABLE_SCHEMA}
+           "links": LINKS_TABLE_SCHEMA, "classes": CLASSES_TABLE_SCHEMA,
+           "control": CONTROL_TABLE_SCHEMA}
 _REPLACES = b"buffersweep.replaces"
 
 

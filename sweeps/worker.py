@@ -57,7 +57,8 @@ def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
             if job.fail:
                 raise RuntimeError("debug.fail_when matched this job")
             res = sim.run(sim.SimConfig.from_fields(**job.fields))
-            details = {"timeseries": res.timeseries, "flows": res.flows, "links": res.links, "classes": res.classes}
+            details = {"timeseries": res.timeseries, "flows": res.flows, "links": res.links, "classes": res.classes,
+                       "control": res.control}
             out.append(JobResult(job.index, job.run_id, "ok", None, None, node, started,
                                  time.perf_counter() - t0, res.metrics(), details))
         except Exception as e:  # noqa: BLE001 - recorded as a failed run

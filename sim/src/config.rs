@@ -1,11 +1,11 @@
 //! The run configuration, declared once (see `params`): flat settings of the traffic, the run and
 //! the dumbbell, and tagged sections for what has alternatives: `tcp` (window law, recovery,
-//! release), `topology` and `controller`. Python passes it as a dict; everything is checked here,
+//! release), `topology` and `buffer_policy`. Python passes it as a dict; everything is checked here,
 //! once, before any state is built, so a bad value fails with its dotted key and what is allowed,
 //! and nothing runs.
 
-use crate::controller::ControllerConfig;
 use crate::params::{each, int_in, non_negative, opt, positive, Check, ConfigError, Param, Value};
+use crate::policy::PolicyConfig;
 use crate::tcp::TcpConfig;
 use crate::topology::{Network, TopologyConfig};
 use crate::traffic::TrafficGroup;
@@ -85,8 +85,10 @@ crate::params! {
         short_mbps: f64 = 0.0, unit "Mb/s", check non_negative(1e7);
         /// Size of each short flow (Appenzeller et al.'s 14-packet flows).
         short_flow_pkts: i64 = 14, unit "pkts", check int_in(1, 1 << 30);
-        /// Buffer controller changing the bottleneck's capacity during the run; null = none.
-        controller: Option<ControllerConfig> = None;
+        /// What sets the buffer of every topology link without its own (topology.links.N.buffer_policy):
+        /// a static rule resolved before the run (bdp, stanford, ...) or an adaptive controller (abs,
+        /// adt, ...); fixed = buffer_pkts as configured.
+        buffer_policy: PolicyConfig = PolicyConfig::named("fixed");
         /// Time-series sample interval.
         sample_interval_s: f64 = 0.1, unit "s", check positive(1e6);
         /// Link event trace length; 0 = off.
@@ -140,12 +142,6 @@ impl SimConfig {
                 format!("gives more than 1e7 samples over duration_s; got {}", self.sample_interval_s),
             );
         }
-        if let Some(c) = &self.controller {
-            if self.duration_s / (c.interval_ms() / 1000.0) > 1e7 {
-                return err("controller.interval_ms",
-                           format!("gives more than 1e7 ticks over duration_s; got {}", c.interval_ms()));
-            }
-        }
         let tc = self.tcp.common();
         if tc.min_rto_ms / 1000.0 > tc.max_rto_s {
             return err("tcp.min_rto_ms",
@@ -156,6 +152,10 @@ impl SimConfig {
                        format!("must be window with tcp.recovery linux (it sends on the ACK clock), got {}", tc.release));
         }
         let net = self.topology.build(self)?;
+        for link in &net.links {
+            let (policy, key) = &link.policy;
+            self.check_policy(policy).map_err(|e| e.under(key))?;
+        }
         let n = net.long_flows();
         if n as i64 > MAX_FLOWS {
             return err("flows", format!("the topology's routes hold {n} long flows; at most {MAX_FLOWS}"));
@@ -184,6 +184,25 @@ impl SimConfig {
             );
         }
         Ok(net)
+    }
+
+    /// An adaptive policy's interval: at least the sample interval, and at most 1e7 calls.
+    fn check_policy(&self, policy: &PolicyConfig) -> Result<(), ConfigError> {
+        let t_ms = policy.interval_ms();
+        if !policy.adaptive() {
+            return Ok(());
+        }
+        if t_ms < self.sample_interval_s * 1000.0 {
+            return Err(ConfigError::at(
+                "interval_ms",
+                format!("must be >= sample_interval_s ({} ms; lower sample_interval_s to control faster), got {t_ms}",
+                        self.sample_interval_s * 1000.0),
+            ));
+        }
+        if self.duration_s / (t_ms / 1000.0) > 1e7 {
+            return Err(ConfigError::at("interval_ms", format!("gives more than 1e7 calls over duration_s; got {t_ms}")));
+        }
+        Ok(())
     }
 }
 
@@ -217,14 +236,14 @@ mod tests {
         assert_eq!(field("bufer_pkts", Value::Int(5)), "bufer_pkts");
         let e = with("topology", Value::map(vec![("name", Value::str("ring"))])).unwrap_err();
         assert_eq!(e.to_string(), "topology.name: unknown topology \"ring\"; allowed: dumbbell, parking_lot");
-        let e = with("controller", Value::map(vec![("name", Value::str("schedule"))])).unwrap_err();
-        assert_eq!(e.field, "controller.steps");
+        let e = with("buffer_policy", Value::map(vec![("name", Value::str("schedule"))])).unwrap_err();
+        assert_eq!(e.field, "buffer_policy.steps");
         // Found by `python -m sim.fuzz`: a clamp with min > max panicked; 1 ps ticks never ended.
         let tcp = Value::map(vec![("cc", Value::str("newreno")), ("min_rto_ms", Value::Float(1e6))]);
         assert_eq!(with("tcp", tcp).unwrap_err().field, "tcp.min_rto_ms");
         let steps = Value::List(vec![Value::List(vec![Value::Float(0.0), Value::Int(5)])]);
         let ctl = Value::map(vec![("name", Value::str("schedule")), ("interval_ms", Value::Float(1e-9)), ("steps", steps)]);
-        assert_eq!(with("controller", ctl).unwrap_err().field, "controller.interval_ms");
+        assert_eq!(with("buffer_policy", ctl).unwrap_err().field, "buffer_policy.interval_ms");
     }
 
     #[test]

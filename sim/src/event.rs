@@ -38,8 +38,8 @@ pub enum Event {
     SessionArrival(u32),
     /// A web session's next object (by session slot).
     SessionStep(u32),
-    /// The buffer controller's periodic call.
-    ControllerTick,
+    /// An adaptive buffer policy's periodic call (by index of the world's policies).
+    PolicyTick(u32),
     /// End of a time-series sample interval.
     SampleTick,
     /// End of warm-up: counters are snapshotted so that metrics cover [warmup_s, duration_s].

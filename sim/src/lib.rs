@@ -4,10 +4,10 @@
 //!
 //! A map for newcomers: `config` (the run's parameters, declared with `params`) -> `topology`
 //! (the network) -> `world` (events: `event`, links: `link`, `queue`, TCP: `tcp`, traffic:
-//! `short`, `source`, buffer control: `controller`) -> `results` (the tables of `output`).
+//! `short`, `source`, buffer policies: `policy`) -> `results` (the tables of `output`).
 
 pub mod config;
-pub mod controller;
+pub mod policy;
 pub mod event;
 pub mod link;
 pub mod metrics;

@@ -296,8 +296,11 @@ crate::table! {
         rate_mbps: f64, unit "Mb/s";
         /// Propagation delay.
         delay_ms: f64, unit "ms";
-        /// Buffer at the start of the run, in packets (a byte limit divided by pkt_bytes).
+        /// Buffer at the start of the run, in packets (a byte limit divided by pkt_bytes): the
+        /// configured one, or what a static buffer policy resolved it to.
         buffer_pkts: f64, unit "pkts";
+        /// What set the buffer: fixed, or the buffer policy's name (the link's own or the flat one).
+        buffer_policy: String, unit "";
         /// Long flows crossing the link.
         flows: i64, unit "count";
         /// Time spent transmitting / measured time.
@@ -376,6 +379,39 @@ crate::table! {
 }
 
 crate::table! {
+    /// One row per call of an adaptive buffer policy (every interval_ms) and link: what the
+    /// controller measured and its state after the call. Controller terms it does not have are NULL.
+    pub struct ControlRow as "control" {
+        /// End of the control interval.
+        time_s: f64, unit "s";
+        /// The link (a link_id of the links table).
+        link_id: i64, unit "";
+        /// The link's buffer after the call (b(n) rounded, at least 1 packet).
+        buffer_pkts: f64, unit "pkts";
+        /// b(n): the buffer the controller computed, before rounding.
+        b_pkts: Option<f64>, unit "pkts";
+        /// b_u(n): ABS's utilization sub-controller.
+        b_u_pkts: Option<f64>, unit "pkts";
+        /// b_p(n): ABS's loss sub-controller.
+        b_p_pkts: Option<f64>, unit "pkts";
+        /// I_u(n): ABS's utilization gain (trained by eq. 15).
+        gain_util: Option<f64>, unit "pkts/s";
+        /// I_p(n): ABS's loss gain (trained by eq. 16).
+        gain_loss: Option<f64>, unit "pkts/s";
+        /// u(n) as the controller measured it (its util_measure).
+        u: Option<f64>, unit "1";
+        /// p(n) as the controller measured it.
+        p: Option<f64>, unit "1";
+        /// Bits that arrived (enqueued or dropped) / (capacity x interval): ABS's input u(n).
+        input_utilization: f64, unit "1";
+        /// Time the link spent transmitting / the interval.
+        utilization: f64, unit "1";
+        /// Packets dropped / packets arrived in the interval (0 if none arrived).
+        loss_rate: f64, unit "1";
+    }
+}
+
+crate::table! {
     /// The optional bounded event trace of the topology's links (trace_max_events > 0).
     pub struct TraceRow as "trace" {
         /// When.
@@ -403,6 +439,7 @@ pub fn tables() -> Vec<(&'static str, Vec<ColumnSpec>)> {
         (FlowRow::TABLE, FlowRow::specs()),
         (LinkRow::TABLE, LinkRow::specs()),
         (ClassRow::TABLE, ClassRow::specs()),
+        (ControlRow::TABLE, ControlRow::specs()),
         (TraceRow::TABLE, TraceRow::specs()),
     ]
 }

@@ -94,14 +94,14 @@ fn validate(cfg: &Bound<'_, PyAny>) -> PyResult<()> {
 }
 
 /// The validated config with every default filled in, and the labels of its sections
-/// ({"config": {...}, "labels": {"tcp": "reno", "topology": "dumbbell", "controller": None}}).
+/// ({"config": {...}, "labels": {"tcp": "reno", "topology": "dumbbell", "buffer_policy": None}}).
 #[pyfunction]
 fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (c, _) = config_of(cfg)?;
     let labels = PyDict::new(py);
     labels.set_item("tcp", c.tcp.0.label)?;
     labels.set_item("topology", c.topology.0.label)?;
-    labels.set_item("controller", c.controller.as_ref().map(|x| x.0.label))?;
+    labels.set_item("buffer_policy", c.buffer_policy.0.label)?;
     let out = PyDict::new(py);
     out.set_item("config", to_py(py, &c.value())?)?;
     out.set_item("labels", labels)?;
@@ -130,7 +130,7 @@ fn table<'py>(py: Python<'py>, cols: Vec<(&'static str, Column)>) -> PyResult<Bo
 }
 
 /// Runs one simulation; returns {table: {column: [values]}} for summary, timeseries, flows,
-/// links, classes and trace.
+/// links, classes, control and trace.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (cfg, net) = config_of(cfg)?;
@@ -150,13 +150,14 @@ fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyD
     if out.interrupted {
         return Err(signal.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted")));
     }
-    use crate::output::{ClassRow, FlowRow, LinkRow, Summary, TimeseriesRow};
+    use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, Summary, TimeseriesRow};
     let result = PyDict::new(py);
     result.set_item("summary", table(py, Summary::columns(std::slice::from_ref(&out.summary)))?)?;
     result.set_item("timeseries", table(py, TimeseriesRow::columns(&out.timeseries))?)?;
     result.set_item("flows", table(py, FlowRow::columns(&out.flows))?)?;
     result.set_item("links", table(py, LinkRow::columns(&out.links))?)?;
     result.set_item("classes", table(py, ClassRow::columns(&out.classes))?)?;
+    result.set_item("control", table(py, ControlRow::columns(&out.control))?)?;
     result.set_item("trace", table(py, out.trace.columns())?)?;
     Ok(result)
 }

@@ -4,9 +4,8 @@
 //! except the whole-run conservation counters.
 
 use crate::metrics::{jain, utilization};
-use crate::output::{ClassRow, FlowRow, LinkRow, Summary, TimeseriesRow};
+use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, Summary, TimeseriesRow};
 use crate::packet::Kind;
-use crate::queue::Limit;
 use crate::time::{to_secs, Time};
 use crate::trace::Trace;
 use crate::link::Role;
@@ -18,6 +17,7 @@ pub struct RunOutput {
     pub flows: Vec<FlowRow>,
     pub links: Vec<LinkRow>,
     pub classes: Vec<ClassRow>,
+    pub control: Vec<ControlRow>,
     pub trace: Trace,
     pub interrupted: bool,
 }
@@ -42,8 +42,8 @@ impl World<'_> {
         let links = self.link_rows(window);
         let summary = self.summary(window, &flows, wall_s);
         let classes = self.class_rows(window);
-        RunOutput { summary, timeseries: std::mem::take(&mut self.ts), flows, links, classes, trace: self.trace,
-                    interrupted }
+        RunOutput { summary, timeseries: std::mem::take(&mut self.ts), flows, links, classes,
+                    control: std::mem::take(&mut self.control), trace: self.trace, interrupted }
     }
 
     /// Packets of each long flow still in the network.
@@ -110,16 +110,13 @@ impl World<'_> {
                 let s = &self.stats[i];
                 let l = self.links.iter().position(|k| k.role == Role::Net(i as u32)).expect("topology link");
                 let c = s.counters_at(self.now).since(&s.at_warm);
-                let buffer_pkts = match spec.limit {
-                    Limit::Packets(n) => n as f64,
-                    Limit::Bytes(b) => b as f64 / self.pkt_bytes as f64,
-                };
                 LinkRow {
                     link_id: i as i64,
                     name: spec.name.clone(),
                     rate_mbps: spec.rate_bps / 1e6,
                     delay_ms: to_secs(spec.delay) * 1e3,
-                    buffer_pkts,
+                    buffer_pkts: self.start_buffer_pkts[i],
+                    buffer_policy: spec.policy.0 .0.label.to_string(),
                     flows: flows[i],
                     utilization: utilization(&c, window),
                     loss_rate: ratio(c.drops, c.arrivals),

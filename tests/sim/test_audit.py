@@ -14,13 +14,13 @@ from sim import fuzz
     (dict(flows=2, core_mbps=1e-12, duration_s=5, warmup_s=1), "core_mbps"),
     (dict(tcp=dict(cc="newreno", init_rto_s=1e8, max_rto_s=1e8)), "tcp.max_rto_s"),
     (dict(duration_s=1e9), "duration_s"),
-    # Found by the fuzz: min_rto above max_rto panicked in a clamp; 1 ps controller ticks never ended.
+    # Found by the fuzz: min_rto above max_rto panicked in a clamp; 1 ps policy ticks never ended.
     (dict(tcp=dict(cc="newreno", min_rto_ms=1e6)), "tcp.min_rto_ms"),
-    (dict(controller=dict(name="schedule", interval_ms=1e-9, steps=[(0.0, 5)])), "controller.interval_ms"),
+    (dict(buffer_policy=dict(name="schedule", interval_ms=1e-9, steps=[(0.0, 5)])), "buffer_policy.interval_ms"),
     # D8: type holes.
     (dict(flows=True), "flows"),
     (dict(rtts_ms="123"), "rtts_ms"),
-    (dict(controller=dict(name="schedule", steps=[(1.0, 2.7)])), "controller.steps"),
+    (dict(buffer_policy=dict(name="schedule", steps=[(1.0, 2.7)])), "buffer_policy.steps"),
     (dict(flows=2**63), "flows"),
     (dict(seed=2**64), "seed"),
     (dict(buffer_pkts=1e3), "buffer_pkts"),
@@ -53,7 +53,7 @@ def test_random_configs_never_panic_hang_or_leave_range():
     kinds = {o.kind for o in outcomes}
     assert {"refused", "finished"} <= kinds, "the fuzz must exercise both accepted and refused configs"
     fuzzed = {k.split(".")[0] for o in outcomes for k in o.keys}
-    assert {"tcp", "topology", "controller", "core_mbps"} <= fuzzed
+    assert {"tcp", "topology", "buffer_policy", "core_mbps"} <= fuzzed
 
 
 def test_the_fuzz_checks_can_fail():

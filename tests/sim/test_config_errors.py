@@ -26,8 +26,8 @@ def parking_lot(**params):
         ({"wmax_pkts": 0}, "wmax_pkts", "[1,"),
         ({"access_mbps": -5.0}, "access_mbps", "> 0"),
         ({"rtts_ms": [100.0, 100.0], "flows": 3}, "rtts_ms", "one RTT per flow"),
-        ({"controller": "abs9000"}, "controller", "allowed: schedule"),
-        ({"controller": {"name": "schedule"}}, "controller.steps", "at least one"),
+        ({"buffer_policy": "abs9000"}, "buffer_policy", "allowed: fixed, bdp"),
+        ({"buffer_policy": {"name": "schedule"}}, "buffer_policy.steps", "at least one"),
         ({"flows": 0}, "flows", "nothing to simulate"),
         # the sections: each choice names its registry
         ({"topology": "ring"}, "topology", "allowed: dumbbell, parking_lot"),
@@ -51,7 +51,7 @@ def parking_lot(**params):
         ({"buffer_pkts": 1e3}, "buffer_pkts", "an integer"),
         ({"rtts_ms": "123", "flows": 3}, "rtts_ms", "a list"),
         ({"seed": 2**64}, "seed", "[-2^63, 2^63)"),
-        ({"controller": {"name": "schedule", "steps": [(1, 2.7)]}}, "controller.steps.0.buffer_pkts", "an integer"),
+        ({"buffer_policy": {"name": "schedule", "steps": [(1, 2.7)]}}, "buffer_policy.steps.0.buffer_pkts", "an integer"),
     ],
 )
 def test_bad_config_names_the_field(fields, field, hint):

@@ -49,7 +49,7 @@ REFERENCE: dict[str, dict[str, Any]] = {
                            warmup_s=5),
     "schedule": dict(tcp="reno", flows=15, buffer_pkts=50, core_mbps=10, rtt_ms=100, rtt_spread_ms=40, wmax_pkts=64,
                      duration_s=20, warmup_s=3,
-                     controller=dict(name="schedule", interval_ms=50, steps=[(0.0, 5), (8.0, 40), (14.0, 2)])),
+                     buffer_policy=dict(name="schedule", interval_ms=100, steps=[(0.0, 5), (8.0, 40), (14.0, 2)])),
     "access": dict(tcp="reno", flows=8, access_mbps=3, access_buffer_pkts=5, buffer_pkts=20,
                    **{**_DUMB, "rtt_spread_ms": 20, "wmax_pkts": 200}),
     "byte_buffer": dict(tcp="newreno", flows=10, buffer_bytes=15000, buffer_pkts=0, pkt_bytes=1500, **_DUMB),
@@ -93,7 +93,7 @@ REFERENCE: dict[str, dict[str, Any]] = {
     # Added with 0.12.0: the ABS controller (gain training and a memory bound).
     "abs_controller": dict(tcp="reno", flows=20, buffer_pkts=50, core_mbps=10, rtt_ms=90, rtt_spread_ms=60,
                            wmax_pkts=10_000, duration_s=30, warmup_s=5,
-                           controller=dict(name="abs", interval_ms=200, target_util=0.95, target_loss=0.01,
+                           buffer_policy=dict(name="abs", interval_ms=200, target_util=0.95, target_loss=0.01,
                                            memory_schedule=[(0.0, 300), (20.0, 60)])),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
@@ -133,9 +133,26 @@ CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
               ("a packet arriving at a topology link at the instant its transmission ends meets the queue before "
                "the departure, as ns-2's event order gives (issue 14: two Reno flows at 8 packets locked one out); "
                "the Linux laws grow only on an ACK before which the window was full (tcp_is_cwnd_limited)")),
+    "0.13.0": ({("links", "buffer_pkts"), ("summary", "events"), ("summary", "controller"), ("summary", "controller_interval_ms"),
+                ("summary", "topology_links")},
+               ("buffer policies (issue 16): links.buffer_pkts is the buffer the run starts with, after a policy's "
+                "time-0 step (the schedule reference: 5, was the configured 50); an adaptive policy's interval may "
+                "not be below sample_interval_s, so the schedule reference calls it every 100 ms instead of 50 "
+                "(the same steps at the same times; fewer events); a parking-lot link's config gains its buffer_policy; the flat policy defaults to fixed, not NULL")),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""
+
+RENAMED_PREFIXES = {("summary", "controller"): "buffer_policy"}
+"""Config columns renamed since they were captured (0.13.0: the `controller` section and its columns
+controller_* are `buffer_policy`): an earlier capture's column is compared with its new name's values."""
+
+
+def _renamed(table: str, column: str) -> str:
+    for (t, old), new in RENAMED_PREFIXES.items():
+        if t == table and column.startswith(old):
+            return new + column[len(old):]
+    return column
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -197,7 +214,7 @@ def legacy_view(res: sim.SimResult, legacy: dict[str, dict[str, str]], version: 
     out: dict[str, dict[str, str]] = {}
     for t, cols in outputs(res).items():
         for c in legacy.get(t, {}):
-            values = cols[c]
+            values = cols[_renamed(t, c)]
             if version == "0.1.0" and (t, c) in NULL_WAS_NAN:
                 values = [float("nan") if v is None else v for v in values]
             out.setdefault(t, {})[c] = column_digest(values)

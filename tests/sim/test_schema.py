@@ -157,8 +157,8 @@ def test_conf_presets_equal_the_engine_presets():
     ({"topology": {"name": "parking_lot", "links": [{"bogus": 1}, {}]}}, "topology.links.0.bogus"),
     ({"topology": {"name": "parking_lot", "routes": [{"links": [0], "bogus": 1}]}}, "topology.routes.0.bogus"),
     ({"topology": {"name": "dumbbell", "links": []}}, "topology.links"),
-    ({"controller": {"name": "schedule", "steps": [{"time_s": 1, "buffer_pkts": 2, "bogus": 3}]}},
-     "controller.steps.0.bogus"),
+    ({"buffer_policy": {"name": "schedule", "steps": [{"time_s": 1, "buffer_pkts": 2, "bogus": 3}]}},
+     "buffer_policy.steps.0.bogus"),
 ])
 def test_unknown_keys_raise_at_every_level(fields, key):
     with pytest.raises(ValueError, match=rf"^{key}: unknown key"):

@@ -54,9 +54,9 @@ def test_poisson_sender_runs_the_theorem_1_setting():
     assert m["effective_utilization"] > 0.6
 
 
-def test_buffer_controller_changes_capacity_during_the_run():
+def test_a_buffer_policy_changes_capacity_during_the_run():
     res = sim.run(tcp="reno", flows=20, wmax_pkts=64, core_mbps=10, buffer_pkts=100, duration_s=20, warmup_s=2,
-                  controller={"name": "schedule", "steps": [(10.0, 5)], "interval_ms": 100})
+                  buffer_policy={"name": "schedule", "steps": [(10.0, 5)], "interval_ms": 100})
     ts = res.timeseries.to_pydict()
     before = [b for t, b in zip(ts["time_s"], ts["buffer_pkts"]) if t < 9.9]
     after = [(b, q) for t, b, q in zip(ts["time_s"], ts["buffer_pkts"], ts["queue_max_pkts"]) if t > 12]

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sweeps.store import (CLASSES_TABLE_SCHEMA, FLOWS_TABLE_SCHEMA, LINKS_TABLE_SCHEMA, RUNS_SCHEMA,
+from sweeps.store import (CLASSES_TABLE_SCHEMA, CONTROL_TABLE_SCHEMA, FLOWS_TABLE_SCHEMA, LINKS_TABLE_SCHEMA,
+                          RUNS_SCHEMA,
                           TIMESERIES_TABLE_SCHEMA, Store)
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -28,7 +29,9 @@ def batch(run_ids, status="ok", t=0, tag="x"):
                                   for k in range(2)], schema=LINKS_TABLE_SCHEMA)
     classes = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "class": "bulk"} for r in run_ids],
                                    schema=CLASSES_TABLE_SCHEMA)
-    return runs, {"timeseries": ts, "flows": flows, "links": links, "classes": classes}
+    control = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "time_s": float(k)} for r in run_ids
+                                    for k in range(4)], schema=CONTROL_TABLE_SCHEMA)
+    return runs, {"timeseries": ts, "flows": flows, "links": links, "classes": classes, "control": control}
 
 
 def files(root, table):
@@ -45,10 +48,10 @@ def test_flush_and_compaction(tmp_path):
         store.flush("s1", *batch([f"r{i}a", f"r{i}b"], tag=str(i)))
     assert len(files(tmp_path, "runs")) == 5
     store.rewrite("s1")
-    for table in ("runs", "timeseries", "flows", "links", "classes"):
+    for table in ("runs", "timeseries", "flows", "links", "classes", "control"):
         assert len(files(tmp_path, table)) == 1
     assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows"), rows(store, "links"),
-            rows(store, "classes")) == (10, 30, 10, 20, 10)
+            rows(store, "classes"), rows(store, "control")) == (10, 30, 10, 20, 10, 40)
     assert not list(tmp_path.rglob("*.tmp-*"))
 
 
@@ -62,7 +65,7 @@ def test_recover_drops_a_flush_without_its_runs_part(tmp_path):
     (tmp_path / "runs" / "sweep_id=s1" / "part-x.parquet.tmp-1234").write_bytes(b"partial")
     store.recover()
     assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows"), rows(store, "links"),
-            rows(store, "classes")) == (1, 3, 1, 2, 1)
+            rows(store, "classes"), rows(store, "control")) == (1, 3, 1, 2, 1, 4)
     assert not list(tmp_path.rglob("*.tmp-*"))
 
 

@@ -1,8 +1,9 @@
-//! The dumbbell: one bottleneck link of `core_mbps` and `buffer_pkts` (or `buffer_bytes`), no
+//! The dumbbell: one bottleneck link of `core_mbps` and `buffer_pkts` (or `buffer_bytes`, or the
+//! flat `buffer_policy`), no
 //! propagation delay of its own, crossed by `flows` long flows; every delay is on the flows'
 //! edges (see `topology`). It takes only the flat settings.
 
-use super::{link_limit, LinkSpec, Network, RouteSpec, TopologyEntry};
+use super::{link_limit, link_policy, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::config::SimConfig;
 use crate::params::{normalize, ConfigError, Value, VariantDef};
 
@@ -28,6 +29,7 @@ fn build(cfg: &SimConfig, _: &Value) -> Result<Network, ConfigError> {
         rate_bps: cfg.core_mbps * 1e6,
         delay: 0,
         limit: link_limit(None, None, cfg),
+        policy: link_policy(None, String::new(), cfg),
     };
     Ok(Network {
         links: vec![core],

@@ -16,6 +16,7 @@ pub mod parking_lot;
 
 use crate::config::SimConfig;
 use crate::params::{ConfigError, UnionDef, Value, VariantDef};
+use crate::policy::PolicyConfig;
 use crate::queue::Limit;
 use crate::time::{from_secs, Time};
 
@@ -26,6 +27,8 @@ pub struct LinkSpec {
     pub rate_bps: f64,
     pub delay: Time,
     pub limit: Limit,
+    /// What sets its buffer, and the config key it came from (for errors).
+    pub policy: (PolicyConfig, String),
 }
 
 /// A route of long flows: the topology links it crosses, in order.
@@ -41,7 +44,7 @@ pub struct Network {
     pub routes: Vec<RouteSpec>,
     /// The route of short flows and open-loop traffic.
     pub default_route: usize,
-    /// The link the run summary describes (and a buffer controller acts on).
+    /// The link the run summary describes.
     pub bottleneck: usize,
     /// The route of each `traffic` group (routes the topology did not list are appended, with
     /// no flat long flows).
@@ -134,6 +137,14 @@ pub fn link_limit(buffer_pkts: Option<i64>, buffer_bytes: Option<i64>, cfg: &Sim
             Some(b) => Limit::Bytes(b as u64),
             None => Limit::Packets(cfg.buffer_pkts as u64),
         },
+    }
+}
+
+/// The policy of a link: its own (at `key`) if set, else the flat `buffer_policy`.
+pub fn link_policy(own: Option<&PolicyConfig>, key: String, cfg: &SimConfig) -> (PolicyConfig, String) {
+    match own {
+        Some(p) => (p.clone(), key),
+        None => (cfg.buffer_policy.clone(), "buffer_policy".to_string()),
     }
 }
 

@@ -1,15 +1,17 @@
 //! The parking lot (ABS section 4.7, Fig. 9): links in series, each with its own rate, delay and
 //! buffer, and groups of long flows on routes over consecutive links; by default two links and
-//! three routes: link 0 only, link 1 only, and both. A link's unset rate or buffer takes the flat
-//! `core_mbps` / `buffer_pkts` / `buffer_bytes`; a route's unset flow count takes `flows`.
+//! three routes: link 0 only, link 1 only, and both. A link's unset rate, buffer or buffer policy
+//! takes the flat `core_mbps` / `buffer_pkts` / `buffer_bytes` / `buffer_policy`; a route's unset
+//! flow count takes `flows`.
 //! Short flows and open-loop traffic take the longest route; the run summary describes the link
 //! of least capacity (the first of them).
 
-use super::{link_limit, LinkSpec, Network, RouteSpec, TopologyEntry};
+use super::{link_limit, link_policy, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::config::{SimConfig, MAX_FLOWS, MAX_PKTS};
 use crate::params::{
     int_in, non_negative, normalize, opt, positive, Check, ConfigError, Param, Value, VariantDef,
 };
+use crate::policy::PolicyConfig;
 use crate::time::from_secs;
 
 crate::params! {
@@ -23,6 +25,8 @@ crate::params! {
         buffer_pkts: Option<i64> = None, unit "pkts", check opt(int_in(0, MAX_PKTS));
         /// Byte-limited buffer instead of buffer_pkts; null = the flat setting.
         buffer_bytes: Option<i64> = None, unit "bytes", check opt(int_in(0, MAX_PKTS));
+        /// What sets the buffer (a static rule or a controller); null = the flat buffer_policy.
+        buffer_policy: Option<PolicyConfig> = None;
     }
 }
 
@@ -101,6 +105,7 @@ fn build(cfg: &SimConfig, params: &Value) -> Result<Network, ConfigError> {
             rate_bps: l.rate_mbps.unwrap_or(cfg.core_mbps) * 1e6,
             delay: from_secs(l.delay_ms / 1000.0),
             limit: link_limit(l.buffer_pkts, l.buffer_bytes, cfg),
+            policy: link_policy(l.buffer_policy.as_ref(), format!("topology.links.{i}.buffer_policy"), cfg),
         })
         .collect();
     let mut routes = Vec::new();

@@ -10,11 +10,10 @@
 //! that split is exact). The end-of-run tables are assembled in `results`.
 
 use crate::config::SimConfig;
-use crate::controller::BufferController;
 use crate::event::{Event, EventQueue};
 use crate::link::{Arrival, Link, Role};
 use crate::metrics::{LinkCounters, LinkStats};
-use crate::output::TimeseriesRow;
+use crate::output::{ControlRow, TimeseriesRow};
 use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{Discipline, DropTailQueue, Limit};
 use crate::rng::{stream, SimRng, Stream};
@@ -135,9 +134,11 @@ pub struct World<'c> {
     /// open-loop sources (long flows' are their senders' own), and their values at warm-up's end.
     pub(crate) class_ctr: [ClassCounters; 4],
     pub(crate) class_ctr_at_warm: [ClassCounters; 4],
-    controller: Option<Box<dyn BufferController>>,
-    controller_interval: Time,
-    controller_last: LinkCounters,
+    /// The adaptive buffer policies, one per link that has one (static rules act once, at build).
+    policies: Vec<periodic::LinkPolicy>,
+    /// Each topology link's buffer when the run starts (after a static rule or a policy's start).
+    pub(crate) start_buffer_pkts: Vec<f64>,
+    pub(crate) control: Vec<ControlRow>,
     outbox: Vec<i64>,
     pub(crate) stats: Vec<LinkStats>,
     /// Arrivals and drops at every access link, and their values at the end of warm-up.
@@ -205,9 +206,9 @@ impl<'c> World<'c> {
             source_start: Vec::new(),
             class_ctr: Default::default(),
             class_ctr_at_warm: Default::default(),
-            controller: cfg.controller.as_ref().map(|c| c.make()),
-            controller_interval: from_secs(cfg.controller.as_ref().map_or(0.0, |c| c.interval_ms()) / 1000.0).max(1),
-            controller_last: LinkCounters::default(),
+            policies: Vec::new(),
+            start_buffer_pkts: Vec::new(),
+            control: Vec::new(),
             outbox: Vec::with_capacity(64),
             stats: Vec::new(),
             edge: LinkCounters::default(),
@@ -226,6 +227,7 @@ impl<'c> World<'c> {
         w.add_traffic_tcp_groups();
         w.build_topology();
         w.build_long_flows();
+        w.build_policies();
         w.build_other_traffic();
         w.schedule_first_events();
         w
@@ -319,9 +321,9 @@ impl<'c> World<'c> {
         self.schedule_sessions();
         self.events.push(self.warm, Event::WarmupEnd);
         self.events.push(self.sample_interval, Event::SampleTick);
-        if self.controller.is_some() {
+        for k in 0..self.policies.len() {
             // A first call at t=0 lets a controller set the initial capacity.
-            self.events.push(0, Event::ControllerTick);
+            self.events.push(0, Event::PolicyTick(k as u32));
         }
     }
 
@@ -506,7 +508,7 @@ impl<'c> World<'c> {
             Event::BulkStep(i) => self.bulk_step(i as usize),
             Event::SessionArrival(h) => self.session_arrival(h as usize),
             Event::SessionStep(k) => self.session_step(k as usize),
-            Event::ControllerTick => self.controller_tick(),
+            Event::PolicyTick(k) => self.policy_tick(k as usize),
             Event::SampleTick => self.sample_tick(),
             Event::WarmupEnd => {
                 for i in 0..self.stats.len() {

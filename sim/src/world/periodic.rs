@@ -1,47 +1,119 @@
-//! The world's periodic events: the buffer controller's call and the time-series sample.
+//! The world's periodic events: buffer policies' calls and the time-series sample; and the
+//! building of each link's buffer policy.
 
 use super::World;
-use crate::controller::QueueView;
 use crate::event::Event;
-use crate::metrics::utilization;
-use crate::output::TimeseriesRow;
-use crate::queue::{Discipline, Limit, QueueDiscipline};
-use crate::time::to_secs;
+use crate::metrics::{utilization, LinkCounters};
+use crate::output::{ControlRow, TimeseriesRow};
+use crate::policy::{BufferPolicy, LinkContext, QueueView};
+use crate::queue::{Limit, QueueDiscipline};
+use crate::time::{from_secs, to_secs, Time};
+
+/// An adaptive policy on a topology link, with its interval and the link's counters at its
+/// previous call.
+pub(crate) struct LinkPolicy {
+    link: usize,
+    policy: Box<dyn BufferPolicy>,
+    interval: Time,
+    last: LinkCounters,
+}
 
 impl World<'_> {
-    /// The bottleneck's queue.
-    fn bottleneck_queue(&mut self) -> &mut Discipline {
-        self.links[self.net.bottleneck].queue_mut().expect("topology links have queues")
+    /// What a static rule knows of link `i`: its rate and the long flows crossing it.
+    fn link_context(&self, i: usize) -> LinkContext {
+        let rtts_s = (0..self.n_long)
+            .filter(|&f| self.net.routes[self.flow_route[f]].links.contains(&i))
+            .map(|f| self.rtt_s[f])
+            .collect();
+        LinkContext { rate_bps: self.net.links[i].rate_bps, pkt_bytes: self.pkt_bytes as u32, rtts_s,
+                      default_rtt_s: self.cfg.rtt_ms / 1000.0, wmax_pkts: self.cfg.wmax_pkts as f64 }
     }
 
-    pub(super) fn controller_tick(&mut self) {
-        let b = self.net.bottleneck;
-        let at_now = self.stats[b].counters_at(self.now);
-        let since = at_now.since(&self.controller_last);
-        let pkt_bytes = self.pkt_bytes;
-        let q = self.links[b].queue().expect("topology links have queues");
-        let view = QueueView {
+    /// Each link's policy: a static rule sets the buffer now; an adaptive one is kept for its
+    /// calls (the first at t = 0, see `schedule_first_events`).
+    pub(super) fn build_policies(&mut self) {
+        for i in 0..self.net.links.len() {
+            let cfg = self.net.links[i].policy.0.clone();
+            let mut policy = cfg.make(&self.link_context(i));
+            if cfg.adaptive() {
+                let interval = from_secs(cfg.interval_ms() / 1000.0).max(1);
+                self.policies.push(LinkPolicy { link: i, policy, interval, last: LinkCounters::default() });
+            } else if let Some(pkts) = policy.start(&self.queue_view(i, &LinkCounters::default(), 1)) {
+                self.set_buffer(i, pkts);
+            }
+        }
+        self.start_buffer_pkts = (0..self.net.links.len()).map(|i| self.capacity_pkts(i)).collect();
+    }
+
+    fn capacity_pkts(&self, link: usize) -> f64 {
+        self.links[link].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32)
+    }
+
+    /// Link `link`'s queue and what it saw since `since`, over `interval`.
+    fn queue_view(&self, link: usize, since: &LinkCounters, interval: Time) -> QueueView {
+        let c = self.stats[link].counters_at(self.now).since(since);
+        let q = self.links[link].queue().expect("topology links have queues");
+        QueueView {
             now_s: to_secs(self.now),
             len_pkts: q.len() as u64,
-            capacity_pkts: q.capacity_pkts(pkt_bytes as u32),
-            arrivals: since.arrivals,
-            drops: since.drops,
-            utilization: utilization(&since, self.controller_interval),
-            input_utilization: since.arrival_bits as f64
-                / (self.net.links[b].rate_bps * to_secs(self.controller_interval)),
-        };
-        let first = self.now == 0;
-        let set = self.controller.as_mut().and_then(|ctl| if first { ctl.start(&view) } else { ctl.on_tick(&view) });
-        if let Some(pkts) = set {
-            let q = self.bottleneck_queue();
-            let limit = match q.limit() {
-                Limit::Bytes(_) => Limit::Bytes(pkts * pkt_bytes as u64),
-                Limit::Packets(_) => Limit::Packets(pkts),
-            };
-            q.set_limit(limit);
+            capacity_pkts: q.capacity_pkts(self.pkt_bytes as u32),
+            arrivals: c.arrivals,
+            drops: c.drops,
+            utilization: utilization(&c, interval),
+            input_utilization: c.arrival_bits as f64 / (self.net.links[link].rate_bps * to_secs(interval)),
         }
-        self.controller_last = at_now;
-        self.events.push(self.now + self.controller_interval, Event::ControllerTick);
+    }
+
+    /// Sets a topology link's buffer to `pkts` packets (in bytes for a byte-limited queue).
+    fn set_buffer(&mut self, link: usize, pkts: u64) {
+        let pkt_bytes = self.pkt_bytes as u64;
+        let q = self.links[link].queue_mut().expect("topology links have queues");
+        let limit = match q.limit() {
+            Limit::Bytes(_) => Limit::Bytes(pkts * pkt_bytes),
+            Limit::Packets(_) => Limit::Packets(pkts),
+        };
+        q.set_limit(limit);
+    }
+
+    /// Adaptive policy `k`'s call: `start` at t = 0, then one sample per interval, recorded in
+    /// the `control` table.
+    pub(super) fn policy_tick(&mut self, k: usize) {
+        let (link, interval) = (self.policies[k].link, self.policies[k].interval);
+        let at_now = self.stats[link].counters_at(self.now);
+        let view = self.queue_view(link, &self.policies[k].last, interval);
+        let first = self.now == 0;
+        let p = &mut self.policies[k].policy;
+        let set = if first { p.start(&view) } else { p.on_tick(&view) };
+        if let Some(pkts) = set {
+            self.set_buffer(link, pkts);
+        }
+        if first {
+            self.start_buffer_pkts[link] = self.capacity_pkts(link);
+        } else {
+            self.record_control(k, &view);
+        }
+        self.policies[k].last = at_now;
+        self.events.push(self.now + interval, Event::PolicyTick(k as u32));
+    }
+
+    fn record_control(&mut self, k: usize, view: &QueueView) {
+        let link = self.policies[k].link;
+        let st = self.policies[k].policy.state();
+        self.control.push(ControlRow {
+            time_s: view.now_s,
+            link_id: link as i64,
+            buffer_pkts: self.capacity_pkts(link),
+            b_pkts: st.b_pkts,
+            b_u_pkts: st.b_u_pkts,
+            b_p_pkts: st.b_p_pkts,
+            gain_util: st.gain_util,
+            gain_loss: st.gain_loss,
+            u: st.u,
+            p: st.p,
+            input_utilization: view.input_utilization,
+            utilization: view.utilization,
+            loss_rate: crate::policy::measured_loss(view),
+        });
     }
 
     pub(super) fn sample_tick(&mut self) {

@@ -12,11 +12,14 @@
 //!   non-bottleneck link's buffer to infinity (the reason for (8));
 //! ADT, one integral controller with a fixed gain, is `adt.rs`.
 //! u(n) is the input rate over capacity, (S1 + S2) / (C T) with S1 and S2 the bytes enqueued and
-//! dropped in the interval (section 4.1); p(n) = S2 / (S1 + S2). Buffers are real-valued inside
-//! the controller and floored at 1 packet when applied.
+//! dropped in the interval (section 4.1), or with `util_measure = departure` the time the link
+//! spent transmitting; p(n) = S2 / (S1 + S2), counted in packets (the same as bytes when every
+//! packet is pkt_bytes long). Buffers are real-valued inside the controller and rounded, at least
+//! 1 packet, when applied.
 
-use super::{BufferController, ControllerEntry, QueueView};
-use crate::params::{float_in, non_negative, normalize, ConfigError, Param, Value, VariantDef};
+use super::{measured_loss, measured_util, target_loss, target_util, util_measures, BufferPolicy, ControlState,
+            PolicyEntry, QueueView};
+use crate::params::{non_negative, normalize, one_of, ConfigError, Param, Value, VariantDef};
 
 crate::params! {
     /// One step of the memory bound: from time_s on, the buffer may not exceed pkts.
@@ -32,9 +35,9 @@ crate::params! {
     /// ABS (Zhang and Loguinov 2010): two integral controllers with trained gains.
     pub struct AbsParams as "Abs" {
         /// u*: the utilization (input rate over capacity) to reach.
-        target_util: f64 = 0.98, unit "1", check float_in(0.0, 1.0);
+        target_util: f64 = 0.98, unit "1", check target_util();
         /// p*: the loss rate not to exceed.
-        target_loss: f64 = 0.02, unit "1", check float_in(0.0, 1.0);
+        target_loss: f64 = 0.02, unit "1", check target_loss();
         /// Initial I_u (the paper's Fig. 2 uses 3000).
         gain_util: f64 = 3000.0, unit "pkts/s", check non_negative(1e12);
         /// Initial I_p.
@@ -45,10 +48,12 @@ crate::params! {
         gamma: f64 = 1.0, unit "1", check non_negative(1e12);
         /// The memory bound over time, (time_s, pkts) steps; null = unbounded.
         memory_schedule: Option<Vec<MemoryStep>> = None;
+        /// u(n): input (the paper's (S1 + S2) / (C T)) or departure (time transmitting / T).
+        util_measure: String = "input".to_string(), unit "", check one_of(util_measures);
     }
 }
 
-pub const ENTRY: ControllerEntry = ControllerEntry {
+pub const ENTRY: PolicyEntry = PolicyEntry {
     def: VariantDef {
         name: "abs",
         doc: "ABS: loss and damped utilization integral controllers, trained gains (Zhang and Loguinov 2010)",
@@ -56,10 +61,11 @@ pub const ENTRY: ControllerEntry = ControllerEntry {
         keys: AbsParams::KEYS,
         normalize: normalize::<AbsParams>,
     },
-    make: |v| make(v, false),
+    adaptive: true,
+    make: |v, _| make(v, false),
 };
 
-pub const UNDAMPED_ENTRY: ControllerEntry = ControllerEntry {
+pub const UNDAMPED_ENTRY: PolicyEntry = PolicyEntry {
     def: VariantDef {
         name: "abs_u_undamped",
         doc: "ABS with the undamped utilization controller, eq. 7 (diverges on a non-bottleneck link)",
@@ -67,16 +73,17 @@ pub const UNDAMPED_ENTRY: ControllerEntry = ControllerEntry {
         keys: AbsParams::KEYS,
         normalize: normalize::<AbsParams>,
     },
-    make: |v| make(v, true),
+    adaptive: true,
+    make: |v, _| make(v, true),
 };
 
-fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferController>, ConfigError> {
+fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferPolicy>, ConfigError> {
     let p = AbsParams::parse(v)?;
     let mut memory: Vec<(f64, f64)> = p.memory_schedule.iter().flatten().map(|m| (m.time_s, m.pkts)).collect();
     memory.sort_by(|a, b| a.0.total_cmp(&b.0));
     let gains = AbsGains { target_util: p.target_util, target_loss: p.target_loss, gain_util: p.gain_util,
                            gain_loss: p.gain_loss, interval_s: 0.0, train: p.train, gamma: p.gamma, undamped };
-    Ok(Box::new(AbsController { abs: Abs::new(gains, 0.0), memory, last_now_s: 0.0 }))
+    Ok(Box::new(AbsController { abs: Abs::new(gains, 0.0), memory, last_now_s: 0.0, util_measure: p.util_measure }))
 }
 
 /// `Abs` on a link: measures each interval as section 4.1 says and applies the buffer.
@@ -85,6 +92,7 @@ struct AbsController {
     /// (from time_s, bound in pkts), in time order.
     memory: Vec<(f64, f64)>,
     last_now_s: f64,
+    util_measure: String,
 }
 
 impl AbsController {
@@ -93,7 +101,7 @@ impl AbsController {
     }
 }
 
-impl BufferController for AbsController {
+impl BufferPolicy for AbsController {
     /// b(0) = b_u(0) = b_p(0) = the link's initial buffer.
     fn start(&mut self, view: &QueueView) -> Option<u64> {
         let g = self.abs.g.clone();
@@ -105,10 +113,16 @@ impl BufferController for AbsController {
     fn on_tick(&mut self, view: &QueueView) -> Option<u64> {
         self.abs.g.interval_s = view.now_s - self.last_now_s;
         self.last_now_s = view.now_s;
-        let (u, p) = measure(view);
+        let (u, p) = (measured_util(view, &self.util_measure), measured_loss(view));
         let memory = self.bound_at(view.now_s).map(|bound| bound - self.abs.state().b);
         let b = self.abs.step(u, p, memory);
-        Some(b.round().max(1.0) as u64)
+        Some(super::whole_pkts(b))
+    }
+
+    fn state(&self) -> ControlState {
+        let s = self.abs.state();
+        ControlState { b_pkts: Some(s.b), b_u_pkts: Some(s.b_u), b_p_pkts: Some(s.b_p), gain_util: Some(s.i_u),
+                       gain_loss: Some(s.i_p), u: Some(s.u), p: Some(s.p) }
     }
 }
 
@@ -181,12 +195,6 @@ impl Abs {
     }
 }
 
-/// u(n) and p(n) of an interval as ABS section 4.1 measures them.
-pub fn measure(view: &QueueView) -> (f64, f64) {
-    let total = view.arrivals;
-    let p = if total > 0 { view.drops as f64 / total as f64 } else { 0.0 };
-    (view.input_utilization, p)
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
-//! A fixed schedule of (time_s, buffer_pkts) steps: the trivial controller, for tests and for
-//! scripted buffer changes.
+//! `schedule`: a fixed list of (time_s, buffer_pkts) steps, applied at the first call at or after
+//! each: scripted buffer changes, and the trivial adaptive policy for tests.
 
-use super::{BufferController, ControllerEntry, QueueView};
+use super::{BufferPolicy, ControlState, PolicyEntry, QueueView};
 use crate::config::MAX_PKTS;
 use crate::params::{int_in, non_negative, normalize, Check, ConfigError, Param, Value, VariantDef};
 
@@ -29,7 +29,7 @@ crate::params! {
     }
 }
 
-pub const ENTRY: ControllerEntry = ControllerEntry {
+pub const ENTRY: PolicyEntry = PolicyEntry {
     def: VariantDef {
         name: "schedule",
         doc: "sets the buffer at given times",
@@ -37,22 +37,24 @@ pub const ENTRY: ControllerEntry = ControllerEntry {
         keys: ScheduleParams::KEYS,
         normalize: normalize::<ScheduleParams>,
     },
-    make,
+    adaptive: true,
+    make: |v, _| make(v),
 };
 
-fn make(v: &Value) -> Result<Box<dyn BufferController>, ConfigError> {
+fn make(v: &Value) -> Result<Box<dyn BufferPolicy>, ConfigError> {
     let p = ScheduleParams::parse(v)?;
     let mut steps: Vec<(f64, u64)> = p.steps.iter().map(|s| (s.time_s, s.buffer_pkts as u64)).collect();
     steps.sort_by(|a, b| a.0.total_cmp(&b.0));
-    Ok(Box::new(Schedule { steps, next: 0 }))
+    Ok(Box::new(Schedule { steps, next: 0, last_set: None }))
 }
 
 pub struct Schedule {
     steps: Vec<(f64, u64)>,
     next: usize,
+    last_set: Option<u64>,
 }
 
-impl BufferController for Schedule {
+impl BufferPolicy for Schedule {
     /// Steps at time 0 set the initial buffer.
     fn start(&mut self, view: &QueueView) -> Option<u64> {
         self.on_tick(view)
@@ -64,6 +66,11 @@ impl BufferController for Schedule {
             set = Some(self.steps[self.next].1);
             self.next += 1;
         }
+        self.last_set = set.or(self.last_set);
         set
+    }
+
+    fn state(&self) -> ControlState {
+        ControlState { b_pkts: self.last_set.map(|b| b as f64), ..ControlState::default() }
     }
 }

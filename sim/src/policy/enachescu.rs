@@ -1,0 +1,35 @@
+//! `enachescu`: Enachescu et al. (2006), Theorem 1: b = factor x log_{1/rho}(Wmax^2 / (2 (1 -
+//! theta))) packets give effective utilization theta when paced (Poisson-like) sources offer
+//! load rho < 1. rho is the long flows' peak load, sum of Wmax / RTT over C, clipped to [0.05,
+//! 0.95] as `analysis.rules.resolve_buffer_pkts` does (an under-provisioned link is treated as
+//! rho = 0.95).
+
+use super::{static_rule, LinkContext, PolicyEntry};
+use crate::params::{float_in, normalize, positive, VariantDef};
+
+crate::params! {
+    /// b = factor x log(Wmax^2 / (2 (1 - theta))) / log(1 / rho).
+    pub struct EnachescuParams as "Enachescu" {
+        /// Multiplies the rule.
+        factor: f64 = 1.0, unit "1", check positive(1e6);
+        /// The effective utilization the buffer is sized for.
+        theta: f64 = 0.9, unit "1", check float_in(0.01, 0.99);
+    }
+}
+
+pub const ENTRY: PolicyEntry = PolicyEntry {
+    def: VariantDef {
+        name: "enachescu",
+        doc: "factor x log_{1/rho}(Wmax^2 / (2 (1 - theta))) (Enachescu et al. 2006, paced senders)",
+        params: EnachescuParams::specs,
+        keys: EnachescuParams::KEYS,
+        normalize: normalize::<EnachescuParams>,
+    },
+    adaptive: false,
+    make: |v, link| static_rule(v, link, pkts),
+};
+
+pub fn pkts(p: &EnachescuParams, link: &LinkContext) -> f64 {
+    let rho = link.peak_load().clamp(0.05, 0.95);
+    p.factor * (link.wmax_pkts.powi(2) / (2.0 * (1.0 - p.theta))).ln() / (1.0 / rho).ln()
+}
