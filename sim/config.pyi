@@ -388,6 +388,8 @@ class BufferPolicyAbs:
     """The memory bound over time, (time_s, pkts) steps; null = unbounded."""
     util_measure: str = ...
     """u(n): input (the paper's (S1 + S2) / (C T)) or departure (time transmitting / T). Allowed: one of input, departure."""
+    damping: str = ...
+    """The damping factor of (8) and (15): signed, u(n) - u(n-1) as printed, or magnitude, |u(n) - u(n-1)| (see the module's comment). Allowed: one of signed, magnitude."""
 
 @dataclass(frozen=True)
 class BufferPolicyAbsUUndamped:
@@ -412,6 +414,8 @@ class BufferPolicyAbsUUndamped:
     """The memory bound over time, (time_s, pkts) steps; null = unbounded."""
     util_measure: str = ...
     """u(n): input (the paper's (S1 + S2) / (C T)) or departure (time transmitting / T). Allowed: one of input, departure."""
+    damping: str = ...
+    """The damping factor of (8) and (15): signed, u(n) - u(n-1) as printed, or magnitude, |u(n) - u(n-1)| (see the module's comment). Allowed: one of signed, magnitude."""
 
 @dataclass(frozen=True)
 class BufferPolicyAdt:

@@ -8,6 +8,7 @@ variant); each job's scalar overrides are then applied to that resolved base, ty
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -85,6 +86,7 @@ class Grid(Sequence[list[str]]):
         self._loader = loader
         self._master = master
         self._bases: dict[tuple[int, ...], dict[str, Any]] = {}
+        self._interpolated: dict[tuple[int, ...], bool] = {}
         self._fixed = [a.override(0) for a in axes if len(a.values) == 1]
         self._group_axes = [k for k, a in enumerate(axes) if a.is_group and len(a.values) > 1]
         self._scalar_axes = [k for k, a in enumerate(axes) if not a.is_group and len(a.values) > 1]
@@ -116,10 +118,13 @@ class Grid(Sequence[list[str]]):
                 cfg = self._loader.load_sweep_config(self._master, overrides)
             except HydraException as e:
                 raise UsageError(str(e).splitlines()[0]) from None
-            container = OmegaConf.to_container(cfg, resolve=True)
+            # Unresolved: an interpolation may read a swept scalar (`rtt_ms: ${add:30,${flows}}`), which
+            # `jobs` sets before resolving.
+            container = OmegaConf.to_container(cfg, resolve=False)
             assert isinstance(container, dict)
             container.pop("hydra", None)
             base = self._bases[choice] = container
+            self._interpolated[choice] = "${" in json.dumps(container, default=str)
         return base
 
     def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
@@ -131,7 +136,27 @@ class Grid(Sequence[list[str]]):
             for k in self._scalar_axes:
                 a = self.axes[k]
                 set_path(job, a.key, a.values[digits[k]])
+            if self._interpolated[tuple(digits[k] for k in self._group_axes)]:
+                job = resolved(job)
             yield i, [a.override(d) for a, d in zip(self.axes, digits)], job
+
+
+def group_options(loader: Any, group: str, prefix: str = "") -> list[str]:
+    """A config group's options, those of its subgroups included as `sub/option`
+    (`buffer_policy=abs2010/stanford`)."""
+    path = f"{group}/{prefix}".rstrip("/")
+    out = [prefix + o for o in loader.get_group_options(path)]
+    for sub in loader.list_groups(path):
+        out += group_options(loader, group, f"{prefix}{sub}/")
+    return out
+
+
+def resolved(job: dict[str, Any]) -> dict[str, Any]:
+    """A job config with its interpolations resolved (through OmegaConf: only for bases that have
+    any, since a sweep may hold 100,000 jobs)."""
+    out = OmegaConf.to_container(OmegaConf.create(job), resolve=True)
+    assert isinstance(out, dict)
+    return out
 
 
 def build_grid(arguments: list[str], loader: Any, master: DictConfig) -> Grid:
@@ -156,7 +181,7 @@ def build_grid(arguments: list[str], loader: Any, master: DictConfig) -> Grid:
             values = [o.value()]
         is_group = key in groups
         if is_group:
-            options = loader.get_group_options(key)
+            options = group_options(loader, key)
             for v in values:
                 if v not in options:
                     raise UsageError(f"{key}: unknown option {v!r}; allowed: {', '.join(sorted(options))}")

@@ -150,6 +150,27 @@ def test_conf_presets_equal_the_engine_presets():
         assert sim.SimConfig(topology=dict(topo), rtt_ms=100).topology == sim.SimConfig(topology=name, rtt_ms=100).topology
 
 
+def test_every_buffer_policy_has_a_conf_option_and_the_paper_settings_compose():
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from sweeps.api import CONF_DIR, compose_config
+    from sweeps.grid import group_options
+    for name in sim.POLICIES:
+        policy = dict(compose_config([f"buffer_policy={name}"] + (["buffer_policy.steps=[{time_s: 0, buffer_pkts: 5}]"]
+                                                                    if name == "schedule" else [])).buffer_policy)
+        assert sim.SimConfig(buffer_policy=policy).labels["buffer_policy"] == name
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        options = group_options(GlobalHydra.instance().config_loader(), "buffer_policy")
+    nested = [o for o in options if "/" in o]
+    assert {"abs2010/bdp", "abs2010/stanford", "abs2010/bscl", "abs2010/abs"} <= set(nested)
+    for option in nested:
+        policy = dict(compose_config([f"buffer_policy={option}"]).buffer_policy)
+        cfg = sim.SimConfig(buffer_policy=policy, sample_interval_s=0.02)  # ABS's T of 20 ms (section 4.1)
+        assert cfg.labels["buffer_policy"] == policy["name"]
+    assert dict(compose_config(["buffer_policy=abs2010/stanford"]).buffer_policy)["factor"] == 2
+
+
 @pytest.mark.parametrize("fields, key", [
     ({"bogus": 1}, "bogus"),
     ({"tcp": {"cc": "newreno", "bogus": 1}}, "tcp.bogus"),

@@ -35,6 +35,14 @@ def snapshot(path):
         (["-m", "traffic=[{kind:pareto,shape:0.9}]", "buffer_pkts=5,10"], "traffic.0.shape", "> 1"),
         (["traffic=[{kind:udp,route:[0,2]}]"], "traffic.0.route", "link 2 does not exist"),
         (["traffic=[{kind:bulk,flows:0}]"], "traffic.0.flows", "[1,"),
+        # Issue 16: buffer policies.
+        (["-m", "buffer_policy=bdp,abs9000"], "buffer_policy", "abs, abs_u_undamped, adt, bdp, bscl"),
+        (["-m", "buffer_policy=abs", "buffer_policy.target_util=0.9,1.5"], "buffer_policy.target_util", "(0, 1]"),
+        (["buffer_policy=abs", "buffer_policy.target_loss=1"], "buffer_policy.target_loss", "[0, 1)"),
+        (["buffer_policy=adt", "buffer_policy.gain=-3"], "buffer_policy.gain", ">= 0"),
+        (["buffer_policy=abs", "buffer_policy.interval_ms=20"], "buffer_policy.interval_ms", "sample_interval_s"),
+        (["topology=parking_lot", "topology.links.1.buffer_policy={name:abs,gain_util:-1}"],
+         "topology.links.1.buffer_policy.gain_util", ">= 0"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, args, key, allowed):

@@ -10,6 +10,16 @@
 //!   the initial gains (Fig. 2);
 //! - `abs_u_undamped`: (7) b_u(n) = b_u(n-1) - I_u T (u(n) - u*) with (6) and (9), which drives a
 //!   non-bottleneck link's buffer to infinity (the reason for (8));
+//!
+//! Eq. (8) as printed cannot raise the buffer for utilization. Its increments telescope: summed
+//! over n, (u(n) - u(n-1)) (u(n) - u*) = [(u(n) - u*)^2 - (u(0) - u*)^2] / 2 + sum (u(n) -
+//! u(n-1))^2 / 2, so b_u(n) is b_u(0) minus a bounded term minus I_u T / 2 times the sum of the
+//! squared changes of u: it only drifts down, and b(n) = b_p(n) once the loss controller holds
+//! the buffer. Yet the paper's Table 2 has ABS at u = 98% with loss far below p* for N <= 16, where
+//! only (8) can hold the buffer up. `damping = magnitude` damps with |u(n) - u(n-1)| instead (and
+//! trains (15) with the same factor): b_u then integrates (u* - u(n)) while u moves and holds still
+//! when it does not, which is what the text says (8) is for. `signed` (the default) is (8) as
+//! printed; the `abs_table2` report compares both.
 //! ADT, one integral controller with a fixed gain, is `adt.rs`.
 //! u(n) is the input rate over capacity, (S1 + S2) / (C T) with S1 and S2 the bytes enqueued and
 //! dropped in the interval (section 4.1), or with `util_measure = departure` the time the link
@@ -50,7 +60,14 @@ crate::params! {
         memory_schedule: Option<Vec<MemoryStep>> = None;
         /// u(n): input (the paper's (S1 + S2) / (C T)) or departure (time transmitting / T).
         util_measure: String = "input".to_string(), unit "", check one_of(util_measures);
+        /// The damping factor of (8) and (15): signed, u(n) - u(n-1) as printed, or magnitude,
+        /// |u(n) - u(n-1)| (see the module's comment).
+        damping: String = "signed".to_string(), unit "", check one_of(dampings);
     }
+}
+
+pub fn dampings() -> Vec<&'static str> {
+    vec!["signed", "magnitude"]
 }
 
 pub const ENTRY: PolicyEntry = PolicyEntry {
@@ -79,10 +96,15 @@ pub const UNDAMPED_ENTRY: PolicyEntry = PolicyEntry {
 
 fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferPolicy>, ConfigError> {
     let p = AbsParams::parse(v)?;
+    let damping = match (undamped, p.damping.as_str()) {
+        (true, _) => Damping::None,
+        (false, "magnitude") => Damping::Magnitude,
+        _ => Damping::Signed,
+    };
     let mut memory: Vec<(f64, f64)> = p.memory_schedule.iter().flatten().map(|m| (m.time_s, m.pkts)).collect();
     memory.sort_by(|a, b| a.0.total_cmp(&b.0));
     let gains = AbsGains { target_util: p.target_util, target_loss: p.target_loss, gain_util: p.gain_util,
-                           gain_loss: p.gain_loss, interval_s: 0.0, train: p.train, gamma: p.gamma, undamped };
+                           gain_loss: p.gain_loss, interval_s: 0.0, train: p.train, gamma: p.gamma, damping };
     Ok(Box::new(AbsController { abs: Abs::new(gains, 0.0), memory, last_now_s: 0.0, util_measure: p.util_measure }))
 }
 
@@ -137,8 +159,18 @@ pub struct AbsGains {
     pub interval_s: f64,
     pub train: bool,
     pub gamma: f64,
-    /// Use (7) instead of (8).
-    pub undamped: bool,
+    pub damping: Damping,
+}
+
+/// The factor on (u(n) - u*) in the utilization sub-controller.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Damping {
+    /// (7): none.
+    None,
+    /// (8) as printed: u(n) - u(n-1).
+    Signed,
+    /// |u(n) - u(n-1)|.
+    Magnitude,
 }
 
 /// The controller's state after a step (what the time series records).
@@ -177,13 +209,19 @@ impl Abs {
         let g = &self.g;
         let t = g.interval_s;
         let du = self.prev_u.map_or(0.0, |prev| u - prev);
+        // (15) as printed trains with u(n) - u(n-1), also for (7), which the paper does not train.
+        let (damp, train_damp) = match g.damping {
+            Damping::None => (1.0, du),
+            Damping::Signed => (du, du),
+            Damping::Magnitude => (du.abs(), du.abs()),
+        };
         let s = &mut self.st;
         if g.train {
-            s.i_u -= g.gamma * t * du * (u - g.target_util); // (15)
+            s.i_u -= g.gamma * t * train_damp * (u - g.target_util); // (15)
             s.i_p -= g.gamma * t * (g.target_loss - p); // (16)
         }
         s.b_p += s.i_p * t * (p - g.target_loss); // (6)
-        s.b_u -= if g.undamped { s.i_u * t * (u - g.target_util) } else { s.i_u * t * du * (u - g.target_util) }; // (7), (8)
+        s.b_u -= s.i_u * t * damp * (u - g.target_util); // (7), (8)
         let want = s.b_u.max(s.b_p); // (9)
         s.b = match memory {
             Some(m) => want.min(s.b + m),
@@ -201,8 +239,9 @@ mod tests {
     use super::*;
 
     fn gains(train: bool, undamped: bool) -> AbsGains {
+        let damping = if undamped { Damping::None } else { Damping::Signed };
         AbsGains { target_util: 0.95, target_loss: 0.005, gain_util: 3000.0, gain_loss: 3000.0, interval_s: 0.2, train,
-                   gamma: 1.0, undamped }
+                   gamma: 1.0, damping }
     }
 
     #[test]
@@ -248,5 +287,22 @@ mod tests {
         }
         assert!(bu > 250_000.0, "(7) grows by I_u T (u* - u) = 270 a step: {bu}");
         assert!(bd <= 100.0, "(8) holds still when u does not move: {bd}");
+    }
+
+    #[test]
+    fn signed_damping_only_drifts_down_and_magnitude_damping_integrates_the_shortfall() {
+        // u oscillates around 0.80 < u* = 0.95, nothing is lost.
+        let mut signed = Abs::new(gains(false, false), 100.0);
+        let mut magnitude = Abs::new(AbsGains { damping: Damping::Magnitude, ..gains(false, false) }, 100.0);
+        for n in 0..1000 {
+            let u = if n % 2 == 0 { 0.78 } else { 0.82 };
+            signed.step(u, 0.0, None);
+            magnitude.step(u, 0.0, None);
+        }
+        // Signed: each step adds -I_u T du (u - u*); over a period of two steps that is
+        // -I_u T (0.04 (0.82 - 0.95) - 0.04 (0.78 - 0.95)) = -I_u T 0.0016 < 0.
+        assert!(signed.state().b_u < 100.0 - 400.0, "{}", signed.state().b_u);
+        // Magnitude: +I_u T 0.04 (0.95 - u) per step, about 600 x 0.04 x 0.15 = 3.6.
+        assert!((magnitude.state().b_u - (100.0 + 999.0 * 600.0 * 0.04 * 0.15)).abs() < 1.0, "{}", magnitude.state().b_u);
     }
 }
