@@ -28,3 +28,57 @@ ENACHESCU_FIG2B_AT_10 = {20: (0.45, 0.55), 40: (0.80, 0.90), 100: (0.80, 1.0), 2
 # Fig. 3(b): N = 10, peak load a little over 50%: about 50% with log-sized buffers for every
 # Wmax (10 to 1529), dropping significantly with a constant 5-packet buffer.
 ENACHESCU_FIG3B_LOG = 0.50
+
+# Zhang and Loguinov (2010), ABS Tables 2 and 3: per policy, (b pkts, p %, u %). Table 2 varies N
+# at C = 16 Mb/s (its header says 10; the text and the N = 16 row, equal to Table 3's C = 16 row,
+# say 16); Table 3 varies C (Mb/s) with N = 16. u* = 98%, p* = 2%; RTTs uniform in [30, 30 + 2N] ms.
+ABS_POLICIES = ("bdp", "stanford", "bscl", "abs")
+ABS_TABLE2: dict[int, dict[str, tuple[float, float, float]]] = {
+    2: {"bdp": (110, 0.08, 94.3), "stanford": (155, 0.06, 95.8), "bscl": (55, 0.11, 89.6), "abs": (287, 0.03, 97.9)},
+    4: {"bdp": (116, 0.18, 94.3), "stanford": (116, 0.18, 94.3), "bscl": (47, 0.32, 85.5), "abs": (232, 0.09, 97.8)},
+    8: {"bdp": (128, 0.42, 93.5), "stanford": (91, 0.55, 88.5), "bscl": (45, 0.83, 78.6), "abs": (229, 0.23, 97.9)},
+    16: {"bdp": (150, 1.05, 94.9), "stanford": (75, 1.6, 87.8), "bscl": (45, 1.8, 83.4), "abs": (227, 0.74, 97.9)},
+    32: {"bdp": (190, 1.76, 98.3), "stanford": (68, 2.88, 92.8), "bscl": (45, 3.24, 89.8), "abs": (151, 2.04, 97.9)},
+    64: {"bdp": (261, 2.76, 99.9), "stanford": (66, 4.85, 95.8), "bscl": (94, 4.51, 97.6), "abs": (443, 2.00, 100.0)},
+    128: {"bdp": (383, 4.06, 100.0), "stanford": (68, 7.08, 97.5), "bscl": (358, 4.18, 100.0),
+          "abs": (941, 2.05, 100.0)},
+    256: {"bdp": (595, 5.11, 100.0), "stanford": (75, 9.38, 98.8), "bscl": (922, 4.24, 100.0),
+          "abs": (2006, 2.03, 100.0)},
+    512: {"bdp": (965, 5.69, 100.0), "stanford": (86, 11.42, 99.8), "bscl": (2106, 4.19, 100.0),
+          "abs": (4210, 2.00, 100.0)},
+    1024: {"bdp": (1618, 6.47, 100.0), "stanford": (102, 13.45, 100.0), "bscl": (4569, 3.94, 100.0),
+           "abs": (8613, 2.03, 100.0)},
+}
+ABS_TABLE3: dict[int, dict[str, tuple[float, float, float]]] = {
+    2: {"bdp": (19, 9.7, 99.2), "stanford": (10, 12.7, 97.5), "bscl": (76, 3.7, 99.9), "abs": (148, 2.08, 99.9)},
+    4: {"bdp": (38, 4.8, 98.4), "stanford": (19, 6.6, 95.1), "bscl": (53, 4.0, 99.1), "abs": (131, 2.03, 99.7)},
+    8: {"bdp": (75, 2.4, 96.1), "stanford": (38, 3.03, 91.9), "bscl": (17, 4.3, 79.5), "abs": (120, 1.85, 97.9)},
+    16: {"bdp": (150, 1.05, 94.9), "stanford": (75, 1.6, 87.8), "bscl": (45, 1.8, 83.4), "abs": (227, 0.74, 97.9)},
+    32: {"bdp": (300, 0.4, 97.3), "stanford": (150, 0.6, 91.2), "bscl": (100, 0.8, 86.2), "abs": (333, 0.35, 97.9)},
+    64: {"bdp": (600, 0.13, 98.5), "stanford": (300, 0.2, 94.3), "bscl": (211, 0.3, 90.9), "abs": (496, 0.15, 97.9)},
+    128: {"bdp": (1200, 0.05, 99.2), "stanford": (600, 0.08, 96.4), "bscl": (432, 0.09, 93.0),
+          "abs": (780, 0.06, 97.8)},
+    256: {"bdp": (2400, 0.021, 99.4), "stanford": (1200, 0.03, 98.1), "bscl": (875, 0.04, 95.2),
+          "abs": (1164, 0.028, 97.9)},
+    512: {"bdp": (4799, 0.003, 99.6), "stanford": (2400, 0.008, 98.6), "bscl": (1760, 0.01, 97.7),
+          "abs": (1759, 0.012, 98.1)},
+    1024: {"bdp": (9597, 0.0003, 99.6), "stanford": (4799, 0.0007, 98.2), "bscl": (3531, 0.0009, 96.6),
+           "abs": (3860, 0.0008, 97.9)},
+}
+
+# ABS Figs. 2 and 3 (10 Mb/s, 20 flows, I_u = I_p = 3000, T = 200 ms): without training, (u*, p*) =
+# (95%, 0.5%) is stable near 1200 packets and (70%, 5%) oscillates between about 1 and 2700; with
+# training both converge.
+ABS_FIG2_STABLE_PKTS = 1200
+ABS_FIG2_OSCILLATION_PKTS = (1, 2700)
+# The targets of ABS's tables (section 4.2) and figures (sections 4.3-4.7), as (u*, p*); Fig. 9 per link.
+ABS_TABLE_TARGETS = (0.98, 0.02)
+ABS_FIG_TARGETS = {"abs_fig4": (0.90, 0.02), "abs_fig5": (0.90, 0.02), "abs_fig6": (0.90, 0.02),
+                   "abs_fig7": (0.90, 0.02), "abs_fig8": (0.90, 0.02)}
+ABS_FIG9_TARGETS = {0: (0.95, 0.01), 1: (0.75, 0.05)}
+# Fig. 4: 20 of 60 flows leave at 48 s and 20 more at 96 s; they return at 144 s and 192 s.
+ABS_FIG4_LOAD_STEPS_S = (48.0, 96.0, 144.0, 192.0)
+# Fig. 5: the buffer fluctuates between about 40 and 100 packets.
+ABS_FIG5_BUFFER_PKTS = (40, 100)
+# Fig. 6: the memory bound, (from time s, packets).
+ABS_FIG6_MEMORY_BOUNDS = ((0.0, 100.0), (250.0, 50.0), (500.0, 150.0), (750.0, 80.0), (1000.0, 60.0))

@@ -16,6 +16,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from analysis.reproductions.abs import abs_fig1  # noqa: E402
+from analysis.reproductions.abs_fig2_3 import abs_fig2_3  # noqa: E402
+from analysis.reproductions.abs_tables import abs_table2, abs_table3  # noqa: E402
+from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, abs_fig7, abs_fig8, abs_fig9  # noqa: E402
 from analysis.reproductions.common import Report  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
@@ -35,6 +38,15 @@ REPRODUCTIONS: dict[str, Callable[[str, bool], tuple[Report, Callable[[], None]]
     "stanford_min_buffer": stanford_min_buffer,
     "appenzeller_fig13": appenzeller_fig13,
     "abs_fig1": abs_fig1,
+    "abs_fig2_3": abs_fig2_3,
+    "abs_table2": abs_table2,
+    "abs_table3": abs_table3,
+    "abs_fig4": abs_fig4,
+    "abs_fig5": abs_fig5,
+    "abs_fig6": abs_fig6,
+    "abs_fig7": abs_fig7,
+    "abs_fig8": abs_fig8,
+    "abs_fig9": abs_fig9,
 }
 
 

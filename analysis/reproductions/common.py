@@ -7,7 +7,7 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,9 +49,10 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
-def sweep_cli(preset: str, results: str, rerun: bool) -> int:
-    """Runs a preset through the command line, exactly as a user would."""
-    cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}"]
+def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] = ()) -> int:
+    """Runs a preset through the command line, exactly as a user would (with `overrides` after it:
+    the tests' reduced grids)."""
+    cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}", *overrides]
     if rerun:
         cmd.append("force=true")
     return subprocess.run(cmd, env=dict(os.environ, RAY_AUTH_MODE="disabled")).returncode

@@ -69,7 +69,7 @@ def test_udp_streams_send_at_their_rate():
 def test_on_off_schedule_moves_the_flow_count_and_loss_falls_when_flows_leave():
     # ABS Fig. 4's traffic: 60 flows on 10 Mb/s, 20 leave at 48 s and 20 more at 96 s, they
     # return at 144 s and 192 s.
-    res = sim.run(preset("abs_fig4", buffer_pkts=100, seed=1))
+    res = sim.run(preset("abs_load_changes", buffer_pkts=100, seed=1))
     ts = [r for r in res.timeseries.to_pylist() if r["link_id"] == 0]
 
     def at(t: float) -> dict[str, Any]:
