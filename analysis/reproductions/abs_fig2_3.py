@@ -62,7 +62,8 @@ def reading(cases: list[dict[str, Any]]) -> str:
             if m is None:
                 continue
             sp = m["spread"]
-            settle = f"its 5-s mean settles within 10% at {m['settle_s']:.0f} s" if m["settle_s"] is not None else "never settles within 10%"
+            settle = ("never settles within 10%" if m["settle_s"] is None
+                      else f"its 5-s mean settles within 10% at {m['settle_s']:.0f} s")
             parts.append(f"{label} {'with' if train else 'without'} training: b spans {sp['min']:.0f}-{sp['max']:.0f} "
                          f"packets over the last half (5th-95th percentile {sp['p5']:.0f}-{sp['p95']:.0f}, mean "
                          f"{sp['mean']:.0f}) and {settle}: it {verdict(m)}.")

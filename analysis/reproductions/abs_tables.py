@@ -70,8 +70,8 @@ def abs_reading(runs: list[dict[str, Any]], axis: str, paper: dict) -> str:
         misses = [f"{axis} = {int(r[axis])} ({_why(r, b)})" for r, b, ok in checks if not ok]
         held = {b: [int(r[axis]) for r, bb, _ in checks if bb == b] for b in ("utilization", "loss")}
         low_u = [int(r[axis]) for r in mine if r["utilization"] < TARGET_UTIL - UTIL_TOL]
-        over = [int(r[axis]) for r, b, _ in checks
-                if b == "utilization" and int(r[axis]) in paper and r["buffer_pkts"] > 1.5 * paper_value(paper, int(r[axis]), policy)[0]]
+        over = [int(r[axis]) for r, b, _ in checks if b == "utilization" and int(r[axis]) in paper
+                and r["buffer_pkts"] > 1.5 * paper_value(paper, int(r[axis]), policy)[0]]
         text.append(
             f"`{policy}` meets the constraint that held its buffer in {len(checks) - len(misses)} of {len(checks)} rows "
             f"(utilization held it at {axis} = {', '.join(map(str, held['utilization'])) or 'none'}; loss at "
@@ -150,7 +150,8 @@ def table_report(name: str, runs: list[dict[str, Any]], rc: int, axis: str, pape
         "over all arrivals of the half. b is the time-averaged buffer over the half; u is the link's busy time.",
         f"Packets are 576 bytes (the paper gives no size): our BDP buffers are {fmt(min(r[4] for r in bdp))}-"
         f"{fmt(max(r[4] for r in bdp))} x the paper's." if bdp else ""]
-    rep.reading = " ".join([extra, static_reading(runs, axis, paper, rising), abs_reading(runs, axis, paper)]) + status_note(rc)
+    rep.reading = " ".join([extra, static_reading(runs, axis, paper, rising), abs_reading(runs, axis, paper)])
+    rep.reading += status_note(rc)
     return rep, _plot(runs, axis, xlabel, paper, title)
 
 
