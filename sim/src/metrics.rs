@@ -177,6 +177,15 @@ impl LinkStats {
 }
 
 /// Busy time over elapsed time.
+/// a / b, or 0 when b is 0 (a loss rate with nothing offered is 0).
+pub fn ratio(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
+    }
+}
+
 pub fn utilization(c: &LinkCounters, elapsed: Time) -> f64 {
     c.busy_ps as f64 / elapsed as f64
 }

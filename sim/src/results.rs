@@ -3,7 +3,7 @@
 //! figures are the long flows'; link figures cover the measured window [warmup_s, duration_s],
 //! except the whole-run conservation counters.
 
-use crate::metrics::{jain, utilization};
+use crate::metrics::{jain, ratio, utilization};
 use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, Summary, TimeseriesRow};
 use crate::packet::Kind;
 use crate::time::{to_secs, Time};
@@ -20,15 +20,6 @@ pub struct RunOutput {
     pub control: Vec<ControlRow>,
     pub trace: Trace,
     pub interrupted: bool,
-}
-
-/// a / b, or 0 when b is 0.
-fn ratio(a: u64, b: u64) -> f64 {
-    if b > 0 {
-        a as f64 / b as f64
-    } else {
-        0.0
-    }
 }
 
 impl World<'_> {

@@ -259,9 +259,5 @@ pub fn measured_util(view: &QueueView, measure: &str) -> f64 {
 
 /// p(n) = S2 / (S1 + S2): drops over arrivals in the interval (0 if nothing arrived).
 pub fn measured_loss(view: &QueueView) -> f64 {
-    if view.arrivals > 0 {
-        view.drops as f64 / view.arrivals as f64
-    } else {
-        0.0
-    }
+    crate::metrics::ratio(view.drops, view.arrivals)
 }

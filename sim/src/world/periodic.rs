@@ -38,7 +38,7 @@ impl World<'_> {
             if cfg.adaptive() {
                 let interval = from_secs(cfg.interval_ms() / 1000.0).max(1);
                 self.policies.push(LinkPolicy { link: i, policy, interval, last: LinkCounters::default() });
-            } else if let Some(pkts) = policy.start(&self.queue_view(i, &LinkCounters::default(), 1)) {
+            } else if let Some(pkts) = policy.start(&self.queue_view(i, LinkCounters::default(), 1)) {
                 self.set_buffer(i, pkts);
             }
         }
@@ -49,9 +49,8 @@ impl World<'_> {
         self.links[link].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32)
     }
 
-    /// Link `link`'s queue and what it saw since `since`, over `interval`.
-    fn queue_view(&self, link: usize, since: &LinkCounters, interval: Time) -> QueueView {
-        let c = self.stats[link].counters_at(self.now).since(since);
+    /// Link `link`'s queue and what it saw over `interval`, `c` its counters for that interval.
+    fn queue_view(&self, link: usize, c: LinkCounters, interval: Time) -> QueueView {
         let q = self.links[link].queue().expect("topology links have queues");
         QueueView {
             now_s: to_secs(self.now),
@@ -80,7 +79,7 @@ impl World<'_> {
     pub(super) fn policy_tick(&mut self, k: usize) {
         let (link, interval) = (self.policies[k].link, self.policies[k].interval);
         let at_now = self.stats[link].counters_at(self.now);
-        let view = self.queue_view(link, &self.policies[k].last, interval);
+        let view = self.queue_view(link, at_now.since(&self.policies[k].last), interval);
         let first = self.now == 0;
         let p = &mut self.policies[k].policy;
         let set = if first { p.start(&view) } else { p.on_tick(&view) };
