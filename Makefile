@@ -34,11 +34,13 @@ test-py: install
 bench: install
 	$(BIN)/python -m sim.bench --baseline 0cd694d
 	$(BIN)/python -m sweeps.bench
+	$(BIN)/python -m sweeps.backends.bench
 	tests/netns $(BIN)/python -m cluster.bench
 
-# Every paper reproduction at full size: reports/NAME.{md,png} (tests run reduced grids).
+# Every paper reproduction at full size: reports/NAME.{md,png} (tests run reduced grids), with
+# ns-2's side of the cross-checks where ns-2 is installed.
 reproduce: install
-	$(BIN)/python -m analysis reproduce all
+	$(BIN)/python -m analysis reproduce all $(if $(shell command -v ns),--backends ns2)
 
 clean:
 	rm -rf $(VENV) sim/target sim/_core*.so

@@ -1,6 +1,6 @@
 """`python -m analysis sql "SELECT ..." [--sweep ID|latest] [--name NAME]`, `python -m analysis shell`,
 `python -m analysis schema [TABLE]`, `python -m analysis min-buffer target=0.95 flows=100,200 ...`, `python -m analysis reproduce NAME`,
-`python -m analysis crosscheck NAME` (needs ns-2)."""
+`python -m analysis compare --name NAME --metric utilization` (backends side by side)."""
 
 from __future__ import annotations
 
@@ -122,20 +122,20 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     names = list(REPRODUCTIONS) if args.name == "all" else [args.name]
-    return max(reproduce(name, args.results, args.reports, rerun=args.rerun) for name in names)
+    from sweeps.backends import BACKENDS
+
+    backends = tuple(b.strip() for b in (args.backends or "").split(",") if b.strip())
+    for b in backends:
+        if b not in BACKENDS:
+            print(f"error: --backends: unknown backend {b!r}; allowed: {', '.join(BACKENDS)}", file=sys.stderr)
+            return 2
+    return max(reproduce(name, args.results, args.reports, rerun=args.rerun, backends=backends) for name in names)
 
 
-def cmd_crosscheck(args: argparse.Namespace) -> int:
-    from analysis import ns2
-    from analysis.crosscheck import CROSSCHECKS, crosscheck
+def cmd_compare(args: argparse.Namespace) -> int:
+    from analysis.compare import main
 
-    if args.name not in CROSSCHECKS:
-        print(f"error: unknown cross-check {args.name!r}; allowed: {', '.join(CROSSCHECKS)}", file=sys.stderr)
-        return 2
-    if not ns2.available():
-        print("error: ns-2 not found: `ns` must be on PATH (Debian: apt-get install ns2)", file=sys.stderr)
-        return 2
-    return crosscheck(args.name)
+    return main(args, _connect(args))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,10 +164,19 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--results", default=DEFAULT_RESULTS)
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")
+    r.add_argument("--backends", help="also run the grid on these backends where the reproduction compares "
+                   "simulators (dick_table, abs_fig1: ns2; stanford_min_buffer: ns2), e.g. --backends ns2")
     r.set_defaults(fn=cmd_reproduce)
-    c = sub.add_parser("crosscheck", help="run a reproduction's set-up in ns-2 2.35 and store the numbers")
-    c.add_argument("name")
-    c.set_defaults(fn=cmd_crosscheck)
+    c = sub.add_parser("compare", help="one metric of the same configs on several backends (engine, ns2, ns3), "
+                       "side by side, and where they disagree")
+    c.add_argument("--results", default=DEFAULT_RESULTS)
+    c.add_argument("--sweep", help="only this sweep_id, or 'latest'")
+    c.add_argument("--name", help="only the sweeps of this experiment preset")
+    c.add_argument("--metric", default="utilization", help="a numeric column of runs (default utilization)")
+    c.add_argument("--by", help="comma-separated columns to group by, averaging over the rest (e.g. tcp,flows)")
+    c.add_argument("--threshold", type=float, default=0.015, help="flag differences above this (default 0.015)")
+    c.add_argument("--plot", help="write a scatter of each backend against the first to this PNG")
+    c.set_defaults(fn=cmd_compare)
     args = p.parse_args(argv)
     return args.fn(args)
 

@@ -47,9 +47,10 @@ def _comment_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
-            name: str | None = None) -> duckdb.DuckDBPyConnection:
+            name: str | None = None, backend: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets,
-    limited to one sweep (`sweep`: an id or "latest") or one preset's sweeps (`name`) if given.
+    limited to one sweep (`sweep`: an id or "latest"), one preset's sweeps (`name`) or one
+    simulator's runs (`backend`: a reproduction's own figures are the engine's) if given.
     Tables without files yet are empty views with the documented schema. Raises NoResults if a
     local results_dir does not exist."""
     if "://" not in str(results_dir) and not Path(results_dir).is_dir():
@@ -67,14 +68,17 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
         if files and "://" not in str(results_dir):
             # A view cannot take parameters: the paths (our own listing) are quoted as SQL strings.
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], hive_partitioning = true, "
-                        "union_by_name = true)")
+            con.execute(f"CREATE VIEW _files_{table} AS SELECT * FROM read_parquet([{listed}], "
+                        "hive_partitioning = true, union_by_name = true)")
+            con.execute(f"CREATE VIEW {table} AS SELECT {_evolved(con, table)} FROM _files_{table}")
         else:
             empty = SCHEMAS[table].empty_table()
             con.register(f"_{table}_empty", empty)
             con.execute(f"CREATE VIEW {table} AS SELECT *, NULL::VARCHAR AS sweep_id FROM _{table}_empty")
     if sweep or name:
         _restrict(con, sweep, name)
+    if backend:
+        _restrict_backend(con, backend)
     for table in TABLES:
         _comment_columns(con, table)
     return con
@@ -96,6 +100,39 @@ def _restrict(con: duckdb.DuckDBPyConnection, sweep: str | None, name: str | Non
     for table in TABLES:
         con.execute(f"ALTER VIEW {table} RENAME TO _all_{table}")
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM _all_{table} WHERE sweep_id IN ({listed})")
+
+
+ADDED_SINCE: dict[str, dict[str, str]] = {"runs": {"backend": "'engine'", "backend_version": "engine_version",
+                                                   "config_id": "NULL"}}
+"""Columns newer than some stored files, and their value in those files: runs stored before
+backends existed were the engine's."""
+
+
+def _evolved(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The select list of a table's view: the files' columns, with the columns added since some
+    of them were written filled in (`ADDED_SINCE`), so queries never depend on a file's age."""
+    present = {r[0] for r in con.execute(f"DESCRIBE _files_{table}").fetchall()}
+    parts = ["*"]
+    replaced, added = [], []
+    for column, fill in ADDED_SINCE.get(table, {}).items():
+        if column in present:
+            replaced.append(f"coalesce({column}, {fill}) AS {column}")
+        else:
+            added.append(f"{fill} AS {column}")
+    if replaced:
+        parts = [f"* REPLACE ({', '.join(replaced)})"]
+    return ", ".join(parts + added)
+
+
+def _restrict_backend(con: duckdb.DuckDBPyConnection, backend: str) -> None:
+    """Re-points every view at one backend's runs."""
+    quoted = "'" + backend.replace("'", "''") + "'"
+    con.execute("ALTER VIEW runs RENAME TO _any_backend_runs")
+    con.execute(f"CREATE VIEW runs AS SELECT * FROM _any_backend_runs WHERE backend = {quoted}")
+    for table in TABLES[1:]:
+        con.execute(f"ALTER VIEW {table} RENAME TO _any_backend_{table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _any_backend_{table} "
+                    "WHERE run_id IN (SELECT run_id FROM runs)")
 
 
 def sweeps_in(con: duckdb.DuckDBPyConnection) -> int:

@@ -19,7 +19,7 @@ from analysis.reproductions.abs import abs_fig1  # noqa: E402
 from analysis.reproductions.abs_fig2_3 import abs_fig2_3  # noqa: E402
 from analysis.reproductions.abs_tables import abs_table2, abs_table3  # noqa: E402
 from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, abs_fig7, abs_fig8, abs_fig9  # noqa: E402
-from analysis.reproductions.common import Report  # noqa: E402
+from analysis.reproductions.common import OTHER_BACKENDS, Report  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
     enachescu_fig1,
@@ -50,8 +50,14 @@ REPRODUCTIONS: dict[str, Callable[[str, bool], tuple[Report, Callable[[], None]]
 }
 
 
-def reproduce(name: str, results: str, reports: str, rerun: bool = False) -> int:
-    report, plot = REPRODUCTIONS[name](results, rerun)
+def reproduce(name: str, results: str, reports: str, rerun: bool = False, backends: tuple[str, ...] = ()) -> int:
+    """Runs a reproduction's sweeps (on the engine, and on `backends` too where the reproduction
+    compares simulators) and writes its report and figure."""
+    token = OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine"))
+    try:
+        report, plot = REPRODUCTIONS[name](results, rerun)
+    finally:
+        OTHER_BACKENDS.reset(token)
     out = Path(reports)
     out.mkdir(parents=True, exist_ok=True)
     plot()

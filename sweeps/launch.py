@@ -133,7 +133,8 @@ class ResultBuffer:
             run_id=res.run_id, exec_id=exec_id, status=res.status, error=res.error, traceback=res.traceback,
             attempt=attempt, node_id=res.node_id,
             started_at=datetime.fromtimestamp(res.started_at, tz=timezone.utc), job_wall_s=res.job_wall_s,
-            job_index=res.index, overrides=" ".join(overrides), sweep_id=sweep_id, **spec.params)
+            job_index=res.index, overrides=" ".join(overrides), sweep_id=sweep_id,
+            backend_version=spec.backend_version, config_id=spec.config_id, **spec.params)
         self.rows.append(row)
         ts_cols: dict[str, list] = {}
         for table, t in (res.details or {}).items():
@@ -320,7 +321,7 @@ def _execute(grid: JobSource, s: dict[str, Any], store: Store, todo: set[int], c
             if i in todo:
                 spec = build_spec(job)
                 yield Job(i, spec.run_id, spec.sim.to_dict(), spec.fault("fail_when", debug),
-                          spec.fault("crash_when", debug)), spec, overrides
+                          spec.fault("crash_when", debug), spec.params["backend"]), spec, overrides
 
     started_ray = False
     watcher = None
@@ -430,7 +431,11 @@ def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, An
     import ray
     from ray.exceptions import RayError, RayTaskError
 
-    remote = ray.remote(num_cpus=1, max_retries=0)(run_batch)
+    from sweeps.backends import BACKENDS
+
+    # One remote function per backend, with its Ray resources (ns-3 holds ~0.7 GB per process);
+    # a batch holds jobs of one backend.
+    remotes = {name: ray.remote(max_retries=0, **b.resources)(run_batch) for name, b in BACKENDS.items()}
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     max_in_flight = ray_cfg.get("max_in_flight") or 4 * cpus
     fixed_batch = ray_cfg.get("batch_size") or 0
@@ -442,8 +447,24 @@ def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, An
     job_s: deque[float] = deque(maxlen=200)
 
     def submit(batch: list[Job], meta: dict[int, tuple[RunSpec, list[str]]], attempt: int) -> None:
-        pending[remote.remote(batch, attempt)] = (batch, meta, attempt)
+        pending[remotes[batch[0].backend].remote(batch, attempt)] = (batch, meta, attempt)
         counts.running += len(batch)
+
+    held: list[tuple[Job, RunSpec, list[str]]] = []  # a job of another backend than its batch's
+
+    def next_batch() -> tuple[list[Job], dict[int, tuple[RunSpec, list[str]]], bool]:
+        """The next batch of up to batch_size jobs of one backend, and whether the jobs ran out."""
+        batch: list[Job] = []
+        meta: dict[int, tuple[RunSpec, list[str]]] = {}
+        for job, spec, overrides in itertools.chain([held.pop()] if held else [], jobs):
+            if batch and job.backend != batch[0].backend:
+                held.append((job, spec, overrides))
+                return batch, meta, False
+            batch.append(job)
+            meta[job.index] = (spec, overrides)
+            if len(batch) >= batch_size:
+                return batch, meta, False
+        return batch, meta, True
 
     while True:
         while len(pending) < max_in_flight:
@@ -452,14 +473,7 @@ def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, An
                 continue
             if exhausted:
                 break
-            batch, meta = [], {}
-            for job, spec, overrides in jobs:
-                batch.append(job)
-                meta[job.index] = (spec, overrides)
-                if len(batch) >= batch_size:
-                    break
-            else:
-                exhausted = True
+            batch, meta, exhausted = next_batch()
             if not batch:
                 break
             submit(batch, meta, 0)

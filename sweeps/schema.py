@@ -22,6 +22,8 @@ import sim
 from analysis.rules import RULES, resolve_buffer_pkts
 from sim.config import variant_class_name
 from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
+from sweeps import backends
+from sweeps.errors import UsageError
 
 
 def _hydra_type(desc: dict[str, Any]) -> Any:
@@ -128,6 +130,8 @@ class SweepKeys:
     """Target effective utilization of the enachescu rule."""
     name: Optional[str] = None
     """The experiment's name (presets set it); names the MLflow experiment."""
+    backend: str = "engine"
+    """The simulator that runs the job: engine (ours), ns2 or ns3 (`sweeps/backends/`)."""
     results_dir: str = "results"
     force: bool = False
     """Rerun (and replace) runs already stored."""
@@ -145,7 +149,7 @@ SweepConfig = dataclasses.make_dataclass(
        for f in dataclasses.fields(SweepKeys)])
 """The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
-SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name")
+SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name", "backend")
 OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir", "confirm")
 """Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity,
 and not sweepable."""
@@ -235,6 +239,8 @@ def _convert_type(key: str, base: Any, optional: bool, value: Any) -> Any:
         raise ValueError(f"{key}: must be a string, got {value!r}")
     if key == "buffer_rule" and value not in RULES:
         raise ValueError(f"buffer_rule: unknown rule {value!r}; allowed: {', '.join(RULES)}")
+    if key == "backend":
+        backends.get(value)  # names the allowed ones
     return value
 
 
@@ -268,6 +274,12 @@ class RunSpec:
     sim: sim.SimConfig
     params: dict[str, Any]
     run_id: str
+    backend_version: str
+
+    @property
+    def config_id(self) -> str:
+        """The run_id the engine would give this config: the same on every backend."""
+        return run_id_of(self.sim)
 
     def fault(self, kind: str, debug: dict[str, Any]) -> bool:
         rule = debug.get(kind)
@@ -277,11 +289,28 @@ class RunSpec:
         return str(getattr(self.sim, key.strip(), None)) == value.strip()
 
 
-def run_id_of(cfg: sim.SimConfig) -> str:
-    """Hash of the fully resolved engine config and the engine version: the unit of caching,
-    resume and de-duplication."""
-    payload = json.dumps({"engine": sim.ENGINE_VERSION, "config": cfg.to_dict()}, sort_keys=True)
+def run_id_of(cfg: sim.SimConfig, backend: str = backends.DEFAULT, backend_version: str = "") -> str:
+    """Hash of the fully resolved engine config, the engine version and, for another simulator,
+    the backend's name and version: the unit of caching, resume and de-duplication. An engine
+    run's payload is what it was before backends existed, so stored runs stay cached. The engine
+    version is in every run_id: the other backends take their config contract, and their long
+    flows' RTTs and start times, from it."""
+    what: dict[str, Any] = {"engine": sim.ENGINE_VERSION, "config": cfg.to_dict()}
+    if backend != backends.DEFAULT:
+        what["backend"] = [backend, backend_version]
+    payload = json.dumps(what, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def backend_of(name: str, cfg: sim.SimConfig) -> backends.Backend:
+    """The job's backend, once it is known to run here and to mirror cfg; UsageError naming
+    `backend` (unknown or not installed) or ValueError naming the field it cannot mirror."""
+    backend = backends.get(name)
+    why = backend.missing()
+    if why:
+        raise UsageError(f"backend: {name}: {why}; install it with `{backend.install}`")
+    backend.check(cfg)
+    return backend
 
 
 def build_spec(job: dict[str, Any]) -> RunSpec:
@@ -295,7 +324,9 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     )
     cfg = sim.SimConfig.from_fields(**fields)
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
-    return RunSpec(sim=cfg, params=params, run_id=run_id_of(cfg))
+    backend = backend_of(job["backend"], cfg)
+    version = backend.version()
+    return RunSpec(sim=cfg, params=params, run_id=run_id_of(cfg, backend.name, version), backend_version=version)
 
 
 __all__ = ["SweepConfig", "RunSpec", "build_spec", "convert", "register", "run_id_of", "union_specs"]

@@ -47,6 +47,7 @@ _SWEEP_DOCS = {
     "buffer_scale": "the multiplier applied to the buffer rule",
     "buffer_theta": "target effective utilization of the enachescu rule",
     "name": "the experiment preset's name (NULL for an ad-hoc sweep)",
+    "backend": "the simulator that ran it: engine, ns2 or ns3",
 }
 
 
@@ -57,7 +58,8 @@ def _sweep_field(key: str) -> pa.Field:
 
 
 RUN_META = pa.schema([
-    pa.field("run_id", pa.string(), metadata=_doc("", "hash of the resolved engine config and ENGINE_VERSION")),
+    pa.field("run_id", pa.string(), metadata=_doc("", "hash of the resolved engine config, ENGINE_VERSION and (not for "
+                                                      "the engine) the backend and its version")),
     pa.field("exec_id", pa.string(), metadata=_doc("", "one execution of a run (a rerun of a run_id gets a new one)")),
     pa.field("status", pa.string(), metadata=_doc("", "ok or failed")),
     pa.field("error", pa.string(), metadata=_doc("", "the failure's one-line message (NULL if ok)")),
@@ -68,6 +70,10 @@ RUN_META = pa.schema([
     pa.field("job_wall_s", pa.float64(), metadata=_doc("s", "the whole job in its worker (the engine's own is wall_s)")),
     pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in its sweep's grid")),
     pa.field("overrides", pa.string(), metadata=_doc("", "the job's Hydra overrides")),
+    pa.field("backend_version", pa.string(),
+             metadata=_doc("", "the backend's version (for the engine: engine_version)")),
+    pa.field("config_id", pa.string(), metadata=_doc("", "hash of the resolved config and ENGINE_VERSION alone: the "
+                                                         "same on every backend (compare pairs runs by it)")),
 ] + [_sweep_field(k) for k in SWEEP_ONLY_KEYS])
 RUNS_SCHEMA = pa.schema(list(RUN_META) + list(SUMMARY_SCHEMA))
 """The `runs` table (the sweep_id partition column is added by the dataset layout)."""

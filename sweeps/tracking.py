@@ -243,7 +243,8 @@ class _ChildLogger:
         rule. (The full resolved config is the run's config.json artifact: logging ~40 params
         per run would halve the logging rate of a SQLite store.)"""
         out = {k: row[k] for k in self._defaults if k in self.swept or row.get(k) != self._defaults[k]}
-        out.update({k: row[k] for k in ("tcp", "buffer_pkts", "flows", "buffer_rule", "buffer_scale", "name")})
+        always = ("tcp", "buffer_pkts", "flows", "buffer_rule", "buffer_scale", "name", "backend")
+        out.update({k: row[k] for k in always})
         out.update({k: row[k] for k in self.swept if k in row})
         return {k: str(v)[:500] for k, v in out.items()}
 

@@ -1,5 +1,6 @@
-"""What a Ray worker does: simulate a batch of jobs. Nothing else: no files, no tracking. An
-exception in a job is caught and returned as a failed result, so the batch goes on."""
+"""What a Ray worker does: simulate a batch of jobs, each on its backend (the engine by default).
+Nothing else: no files, no tracking. An exception in a job is caught and returned as a failed
+result, so the batch goes on."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 import sim
+from sweeps import backends
 
 
 @dataclass
@@ -21,6 +23,7 @@ class Job:
     fields: dict[str, Any]
     fail: bool = False
     crash: bool = False
+    backend: str = "engine"
 
 
 @dataclass
@@ -56,11 +59,9 @@ def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
                 os._exit(17)  # debug.crash_when: simulate a worker that dies
             if job.fail:
                 raise RuntimeError("debug.fail_when matched this job")
-            res = sim.run(sim.SimConfig.from_fields(**job.fields))
-            details = {"timeseries": res.timeseries, "flows": res.flows, "links": res.links, "classes": res.classes,
-                       "control": res.control}
+            res = backends.get(job.backend).run(sim.SimConfig.from_fields(**job.fields))
             out.append(JobResult(job.index, job.run_id, "ok", None, None, node, started,
-                                 time.perf_counter() - t0, res.metrics(), details))
+                                 time.perf_counter() - t0, res.metrics, res.details))
         except Exception as e:  # noqa: BLE001 - recorded as a failed run
             out.append(JobResult(job.index, job.run_id, "failed", f"{type(e).__name__}: {e}",
                                  traceback.format_exc(), node, started, time.perf_counter() - t0, None, None))

@@ -1,17 +1,18 @@
 """Zhang and Loguinov (2010), the ABS paper: Fig. 1, loss rate and utilization vs the bottleneck
 buffer for the eight TCP variants of ns-2's TCP-Linux, ours beside ns-2 2.35's TCP-Linux run on
-the same set-up (`python -m analysis crosscheck abs_fig1`, stored in analysis/ns2_reference.json)."""
+the same set-up (stored runs of the ns2 backend: `python -m analysis reproduce abs_fig1 --backends ns2`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from statistics import fmean
+from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis import ns2
 from analysis.db import connect
-from analysis.reproductions.common import Report, plain_log_x, status_note, sweep_cli
+from analysis.reproductions.common import Report, backend_means, backend_override, plain_log_x, status_note, sweep_cli
 
 # The issue's agreement bounds: utilization within UTIL_TOL of ns-2, loss rate within LOSS_REL
 # relative where ns-2's loss rate exceeds LOSS_FLOOR.
@@ -52,17 +53,32 @@ def _trend_sentence(who: str, trends: dict[str, tuple[list[str], list[str]]]) ->
             f"rises for {len(util_ok)} of {len(trends)}" + (f" (against the trend: {misses})" if misses else "") + ".")
 
 
+def stored_ns2(con: Any) -> dict[str, Any]:
+    """ns-2's TCP-Linux runs of this grid (the ns2 backend), as {tcp: {str(buffer): {metric: mean
+    over seeds}}, "seeds": [...]}; empty if none are stored."""
+    per = {m: backend_means(con, "abs_fig1", ("tcp", "buffer_pkts"), m).get("ns2", {})
+           for m in ("utilization", "loss_rate")}
+    out: dict[str, Any] = {}
+    for (tcp, b), util in per["utilization"].items():
+        out.setdefault(tcp, {})[str(b)] = {"utilization": fmean(util), "loss_rate": fmean(per["loss_rate"][(tcp, b)])}
+    if out:
+        out["seeds"] = [r[0] for r in con.execute("""SELECT DISTINCT seed FROM runs WHERE name = 'abs_fig1'
+            AND backend = 'ns2' AND status = 'ok' ORDER BY seed""").fetchall()]
+    return out
+
+
 def abs_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
-    rc = sweep_cli("abs_fig1", results, rerun)
+    rc = sweep_cli("abs_fig1", results, rerun, backend_override())
     con = connect(results)
     data = con.execute("""SELECT tcp, buffer_pkts, avg(utilization), avg(loss_rate), avg(access_loss_rate)
-        FROM runs WHERE name = 'abs_fig1' AND status = 'ok' GROUP BY ALL ORDER BY tcp, buffer_pkts""").fetchall()
+        FROM runs WHERE name = 'abs_fig1' AND status = 'ok' AND backend = 'engine' GROUP BY ALL
+        ORDER BY tcp, buffer_pkts""").fetchall()
     ours: dict[str, dict[int, dict[str, float]]] = {}
     access_loss = 0.0
     for tcp, b, u, p, a in data:
         ours.setdefault(tcp, {})[int(b)] = {"utilization": u, "loss_rate": p}
         access_loss = max(access_loss, a or 0.0)
-    ref = ns2.load_reference("abs_fig1") or {}
+    ref = stored_ns2(con)
     rows = []
     for tcp in sorted(ours):
         for b, m in sorted(ours[tcp].items()):
@@ -111,7 +127,8 @@ def abs_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
         fig.tight_layout()
 
     rep = Report("abs_fig1", "Zhang and Loguinov (2010), ABS Fig. 1: loss and utilization vs buffer per TCP variant",
-                 "python -m sweeps -m +experiment=abs_fig1   # then: python -m analysis reproduce abs_fig1", rows,
+                 "python -m sweeps -m +experiment=abs_fig1 backend=engine,ns2\npython -m analysis reproduce abs_fig1",
+                 rows,
                  ["tcp", "buffer (pkts)", "utilization (ours)", "utilization (ns-2)", "loss rate (ours)",
                   "loss rate (ns-2)", "loss ours / ns-2", f"util within {UTIL_TOL}",
                   f"loss within {LOSS_REL:.0%}"])
@@ -144,5 +161,6 @@ def _reading(rows: list[list], ours_trends: dict, ns2_trends: dict, access_loss:
                  "varies by up to 0.1 with the flows' RTTs, and a single run's loss rate at large buffers rests on "
                  "a few hundred drops.")
     else:
-        text += "ns-2 has not been run on this set-up (`python -m analysis crosscheck abs_fig1`, needs ns-2)."
+        text += ("ns-2 has not been run on this set-up (`python -m analysis reproduce abs_fig1 --backends ns2`, or "
+                 "`python -m sweeps -m +experiment=abs_fig1 backend=ns2`; needs ns-2).")
     return text

@@ -90,7 +90,7 @@ def reading(cases: list[dict[str, Any]]) -> str:
 
 def abs_fig2_3(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli(NAME, results, rerun, overrides)
-    con = connect(results)
+    con = connect(results, backend="engine")
     cases = sorted((case_metrics(con, r) for r in second_half(con, NAME)),
                    key=lambda m: (-m["target_util"], bool(m["train"])))
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,28 @@ def fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
     return str(v)
+
+
+OTHER_BACKENDS: ContextVar[tuple[str, ...]] = ContextVar("other_backends", default=())
+"""Backends besides the engine that a reproduction also runs its grid on (`python -m analysis
+reproduce NAME --backends ns2`); its report shows every backend stored, whether run now or before."""
+
+
+def backend_override() -> list[str]:
+    """The sweep override that adds the other backends to a preset's grid (none by default)."""
+    extra = OTHER_BACKENDS.get()
+    return [f"backend={','.join(('engine', *extra))}"] if extra else []
+
+
+def backend_means(con: Any, name: str, keys: Sequence[str], metric: str) -> dict[str, dict[tuple, list[float]]]:
+    """Per backend, per value of `keys`, the `metric` of every ok run of preset `name` (seeds apart)."""
+    cols = ", ".join(keys)
+    out: dict[str, dict[tuple, list[float]]] = {}
+    for backend, *key, values in con.execute(
+            f"SELECT backend, {cols}, list({metric}) FROM runs WHERE name = ? AND status = 'ok' GROUP BY ALL",
+            [name]).fetchall():
+        out.setdefault(backend, {})[tuple(key)] = values
+    return out
 
 
 def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] = ()) -> int:

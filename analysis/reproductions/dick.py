@@ -7,10 +7,12 @@ from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 
-from analysis import ns2, papers
+from analysis import papers
 from analysis.db import connect
 from analysis.reproductions.common import (
     Report,
+    backend_means,
+    backend_override,
     mean_sd,
     plain_log_x,
     status_note,
@@ -20,21 +22,22 @@ from analysis.reproductions.common import (
 
 # -- Dick (2005) table --------------------------------------------------------------------------
 def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
-    rc = sweep_cli("dick_table", results, rerun)
+    rc = sweep_cli("dick_table", results, rerun, backend_override())
     con = connect(results)
     data = con.execute("""SELECT tcp, flows, buffer_scale, any_value(buffer_pkts), list(utilization)
-        FROM runs WHERE name = 'dick_table' AND status = 'ok' GROUP BY ALL""").fetchall()
+        FROM runs WHERE name = 'dick_table' AND status = 'ok' AND backend = 'engine' GROUP BY ALL""").fetchall()
     ours = {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}
-    ref = ns2.load_reference("dick_table") or {}
+    ns2_runs = backend_means(con, "dick_table", ("tcp", "flows", "buffer_scale"), "utilization").get("ns2", {})
+    ns2_seeds = max((len(v) for v in ns2_runs.values()), default=0)
     rows, within = [], 0
     for (n, scale), (b_paper, reno_p, newreno_p) in papers.DICK_TABLE.items():
         b, (reno, _) = ours.get(("reno", n, scale), (None, (math.nan, 0)))
         _, (newreno, sd) = ours.get(("newreno", n, scale), (None, (math.nan, 0)))
         ok = abs(newreno - newreno_p) <= 0.05
         within += ok
-        key = f"{n}/{scale:g}"
+        theirs = {tcp: ns2_runs.get((tcp, n, scale)) for tcp in ("reno", "newreno")}
         rows.append([n, f"{scale:g}x", b_paper, b, reno_p, reno, newreno_p, newreno, newreno - newreno_p,
-                     "yes" if ok else "no", ref.get("reno", {}).get(key), ref.get("newreno", {}).get(key)])
+                     "yes" if ok else "no", *(v and mean_sd(v)[0] for v in theirs.values())])
 
     def plot() -> None:
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
@@ -58,7 +61,8 @@ def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
         fig.tight_layout()
 
     rep = Report("dick_table", "Dick (2005): Reno vs NewReno buffer requirements at 45 Mb/s",
-                 "python -m sweeps -m +experiment=dick_table   # then: python -m analysis reproduce dick_table", rows,
+                 "python -m sweeps -m +experiment=dick_table backend=engine,ns2\n"
+                 "python -m analysis reproduce dick_table", rows,
                  ["flows", "x RTTC/sqrtN", "buffer (Dick)", "buffer (ours)", "Reno (Dick)", "Reno (ours)",
                   "NewReno (Dick)", "NewReno (ours)", "NewReno diff", "within 0.05", "Reno (ns-2, our set-up)",
                   "NewReno (ns-2, our set-up)"])
@@ -72,7 +76,7 @@ def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
         "(e.g. 120 flows: 95.5% at 1x, 87.6% at 3x), which suggests synchronisation or short runs in his ns-2 "
         "setup; his RTT mix and measurement window are not given. Measured in steady state (100-300 s) instead of "
         "over the whole run, our NewReno utilizations are about 0.01 higher still. " +
-        (f"ns-2 2.35 itself, run on our set-up (`python -m analysis crosscheck dick_table`, {len(ref['seeds'])} "
+        (f"ns-2 2.35 itself, run on our set-up (stored runs of the ns2 backend, `backend=engine,ns2`; {ns2_seeds} "
          "seeds, each with the RTTs and start times our engine drew; last two columns, crosses in the figure), "
          "differs from our engine by at "
          f"most {max(vs_ns2):.3f} (mean {sum(vs_ns2) / len(vs_ns2):.3f}) over all {len(vs_ns2)} Reno and NewReno "
@@ -80,7 +84,7 @@ def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
          f"within 0.05 of Dick's in {16 - len(ns2_misses)} of 16 rows, missing {', '.join(ns2_misses) or 'none'} "
          "(ours misses " + (", ".join(f"{r[0]} flows {r[1]}" for r in rows if r[9] == "no") or "none") + "): where "
          "we differ from Dick, ns-2 run on the same set-up differs from him too, so the cause is his set-up, "
-         "not our engine." if vs_ns2 else "ns-2 has not been run on this set-up (`python -m analysis crosscheck "
-         "dick_table`, needs ns-2).") +
+         "not our engine." if vs_ns2 else "ns-2 has not been run on this set-up (`python -m analysis reproduce "
+         "dick_table --backends ns2`, or `python -m sweeps -m +experiment=dick_table backend=ns2`; needs ns-2).") +
         status_note(rc))
     return rep, plot

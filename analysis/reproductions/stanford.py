@@ -9,9 +9,10 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis import ns2, rules
+from analysis import rules
 from analysis.db import connect, ok_run_values
 from analysis.reproductions.common import (
+    OTHER_BACKENDS,
     Report,
     fmt,
     mean_sd,
@@ -103,7 +104,7 @@ def _fig12(results: str, rerun: bool) -> Fig12:
     hi = [math.ceil(2 * fig12_rule_pkts(n)) for n in FIG12_FLOWS]
     searches = min_buffer_search(base, [{"flows": n} for n in FIG12_FLOWS], 0.95, hi, STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-    con = connect(results)
+    con = connect(results, backend="engine")
     at_min = {n: con.execute("""SELECT avg(mean_cwnd_pkts), avg(loss_rate), avg(short_afct_ms) FROM runs
                                 WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
                              [FIG12_NAME, n, b]).fetchone() for n, b in found.items()}
@@ -174,7 +175,7 @@ def profile_min_buffers(results: str, name: str, extra: list[str], flows: tuple[
     searches = min_buffer_search(base, [{"flows": n} for n in flows], 0.95, [math.ceil(bdp)] * len(flows),
                                  STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-    con = connect(results)
+    con = connect(results, backend="engine")
     diag = {n: con.execute("""
                 SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
                 FROM runs WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
@@ -190,9 +191,8 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
         for name, _, extra in STANFORD_PROFILES:
             found[name], diag[name] = profile_min_buffers(results, name, extra, STANFORD_FLOWS, rerun)
         fig12 = _fig12(results, rerun)
+        ns2_found, ns2_half = _ns2_side(results) if "ns2" in OTHER_BACKENDS.get() else ({}, {})
     main, old = (p[0] for p in STANFORD_PROFILES)
-    ref = ns2.load_reference("stanford_min_buffer")
-    ns2_found = {n: ref["min_buffer_pkts"].get(str(n)) for n in STANFORD_FLOWS} if ref else {}
     rows = []
     for n in STANFORD_FLOWS:
         rule = rules.stanford_pkts(core, rtt, n)
@@ -209,9 +209,6 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
     fits = {name: slope_over(found[name], big_n) for name, _, _ in STANFORD_PROFILES}
     few = {name: slope_over(found[name], small_n) for name, _, _ in STANFORD_PROFILES}
     ns2_fit = slope_over(ns2_found, big_n)
-
-    ref12 = ns2.load_reference(FIG12_NAME)
-    ns2_half = {n: ref12["half_rule_utilization"].get(str(n)) for n in FIG12_HALF_RULE_FLOWS} if ref12 else {}
 
     def plot() -> None:
         _plot_min_buffer(found, ns2_found, fits, ns2_fit, fig12, ns2_half)
@@ -268,15 +265,27 @@ def stanford_min_buffer(results: str, rerun: bool) -> tuple[Report, Callable[[],
     return rep, plot
 
 
+def _ns2_side(results: str) -> tuple[dict[int, int | None], dict[int, float | None]]:
+    """ns-2's minimum buffers (the same bisection, seeds and first RTO profile, on the ns2 backend)
+    and its utilization at half the rule on the Fig. 12 link; every probe is a stored run."""
+    name, _, extra = STANFORD_PROFILES[0]
+    hi = math.ceil(rules.bdp_pkts(STANFORD_CORE_MBPS, STANFORD_RTT_MS))
+    searches = min_buffer_search(stanford_overrides(results, name, extra) + ["backend=ns2"],
+                                 [{"flows": n} for n in STANFORD_FLOWS], 0.95, [hi] * len(STANFORD_FLOWS),
+                                 STANFORD_SEEDS, results)
+    _, half = fig12_half_rule_utilization(results, fig12_overrides(results) + ["backend=ns2"])
+    return {s.point["flows"]: s.min_buffer_pkts for s in searches}, dict(half)
+
+
 def _stanford_ns2_reading(rows: list[list[Any]], ns2_fit: float, big_n: list[int]) -> str:
     """What ns-2 itself does on this set-up, from the stored cross-check."""
     ratios = [r[8] for r in rows if r[8] is not None and r[0] in big_n]
     few = [(r[0], r[8]) for r in rows if r[8] is not None and r[0] not in big_n]
     if not ratios:
-        return ("ns-2 has not been run on this set-up (`python -m analysis crosscheck stanford_min_buffer`, "
-                "needs ns-2), so we cannot tell how much of the gap is our engine.")
+        return ("ns-2 has not been run on this set-up (`python -m analysis reproduce stanford_min_buffer --backends "
+                "ns2`, needs ns-2), so we cannot tell how much of the gap is our engine.")
     ns2_vals = ", ".join(f"{r[7]}" for r in rows if r[0] in big_n and r[7] is not None)
-    return (f"ns-2 2.35 itself, run on the same set-up (`python -m analysis crosscheck stanford_min_buffer`, "
+    return (f"ns-2 2.35 itself, run on the same set-up (the ns2 backend, `--backends ns2`: the "
             f"same bisection and seeds, the same RTTs and start times), needs {ns2_vals} packets for N = "
             f"{', '.join(str(n) for n in big_n)}: a log-log slope of {ns2_fit:.2f} for N >= 100, and our "
             f"minimum buffer (200 ms profile) is {min(ratios):.2f}-{max(ratios):.2f} x ns-2's there (" +
@@ -364,11 +373,12 @@ def _fig12_reading(fig12: Fig12, ns2_half: dict[int, float | None]) -> str:
         "under 1/sqrt(N) scaling it would stay level. ")
     if diffs:
         theirs = [ns2_half[n] for n in FIG12_HALF_RULE_FLOWS if ns2_half.get(n) is not None]
-        text += (f"ns-2 2.35 on the same set-up (`python -m analysis crosscheck {FIG12_NAME}`, short flows from "
+        text += ("ns-2 2.35 on the same set-up (the ns2 backend, `--backends ns2`; short flows from "
                  "pooled ns-2 agents) gives " + ", ".join(f"{u:.3f}" for u in theirs) +
                  f" at those buffers, within {max(diffs):.3f} of ours, and climbs the same way. ")
     else:
-        text += f"ns-2 has not been run on this set-up (`python -m analysis crosscheck {FIG12_NAME}`). "
+        text += ("ns-2 has not been run on this set-up (`python -m analysis reproduce stanford_min_buffer --backends "
+                 "ns2`). ")
     if sqrt_like:
         return text
     return text + (

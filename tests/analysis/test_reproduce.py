@@ -7,12 +7,11 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
-from analysis import ns2, rules
+from analysis import rules
 from analysis.reproduce import REPRODUCTIONS, reproduce
 from analysis.reproductions.common import ray_session
 from analysis.reproductions.stanford import (
     FIG12_HALF_RULE_FLOWS,
-    FIG12_NAME,
     STANFORD_CORE_MBPS,
     STANFORD_RTT_MS,
     fig12_half_rule_utilization,
@@ -40,8 +39,9 @@ def test_dick_table(tmp_path):
     assert len(rows) == 16
     within = int(re.search(r"within 0.05 of Dick's value in (\d+) of 16 rows", md).group(1))
     assert within >= 14
-    # ns-2 2.35 on the same set-up (stored by `python -m analysis crosscheck`) agrees with our engine.
-    assert float(re.search(r"differs from our engine by at most (\d\.\d+)", md).group(1)) <= 0.03
+    # ns-2's side is stored runs of the ns2 backend (tests/sweeps/test_backends.py runs both live);
+    # none are stored here, and the report says how to add them.
+    assert "ns-2 has not been run on this set-up (`python -m analysis reproduce dick_table --backends ns2`" in md
     assert "Engine version" in md and "python -m sweeps -m +experiment=dick_table" in md
 
 
@@ -76,15 +76,10 @@ def test_stanford_min_buffer(tmp_path):
     rule = {n: rules.stanford_pkts(STANFORD_CORE_MBPS, STANFORD_RTT_MS, n) for n in STANFORD_TEST_FLOWS}
     assert all(found[n] <= rule[n] for n in STANFORD_TEST_FLOWS if n >= 150), (found, rule)
     assert all(0 < diag[n][1] < 0.1 for n in STANFORD_TEST_FLOWS), diag  # loss rate at the minimum
-    # ns-2 2.35 on the same set-up (stored by `python -m analysis crosscheck`) needs about what we need.
-    ref = ns2.load_reference("stanford_min_buffer")["min_buffer_pkts"]
-    ratio = {n: found[n] / ref[str(n)] for n in STANFORD_TEST_FLOWS}
-    assert all(0.8 <= r <= 1.25 for r in ratio.values()), ratio
-    # The paper's Fig. 12 link (400 Mb/s, 20% short flows) at half the rule: above 85% and within
-    # 0.02 of ns-2 (stored by `python -m analysis crosscheck stanford_min_buffer_fig12`).
-    theirs = ns2.load_reference(FIG12_NAME)["half_rule_utilization"]
+    # The paper's Fig. 12 link (400 Mb/s, 20% short flows) at half the rule: above 85%. (ns-2's
+    # side, `reproduce stanford_min_buffer --backends ns2`, is an hour of ns-2: `make reproduce`.)
     assert sorted(half) == list(FIG12_HALF_RULE_FLOWS)
-    assert all(0.85 < half[n] < 1 and abs(half[n] - theirs[str(n)]) <= 0.02 for n in half), (half, theirs)
+    assert all(0.85 < half[n] < 1 for n in half), half
 
 
 def test_appenzeller_fig13(tmp_path):
@@ -119,9 +114,9 @@ def test_abs_fig1(tmp_path):
     assert int(ours_trend.group(2)) >= 7
     assert all(util[(v, 2048)] > 0.99 for v in ("sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood"))
     assert all(util[(v, 8)] < 0.9 for v in ("sack", "highspeed", "scalable"))
-    # Against ns-2's TCP-Linux (the stored reference): most points agree within the issue's bounds.
-    m = re.search(r"utilization within 0.03 at (\d+) of (\d+) points .*loss rate within 25% at (\d+) of (\d+)", md)
-    assert m and int(m.group(2)) == 72 and int(m.group(1)) >= 58 and int(m.group(3)) >= 0.75 * int(m.group(4))
+    # ns-2's TCP-Linux side is stored runs of the ns2 backend (five points of this grid run live
+    # in tests/sweeps/test_backends.py); none are stored here.
+    assert "ns-2 has not been run on this set-up (`python -m analysis reproduce abs_fig1 --backends ns2`" in md
     assert "Engine version" in md and "python -m sweeps -m +experiment=abs_fig1" in md
 
 

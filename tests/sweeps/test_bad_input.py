@@ -43,6 +43,9 @@ def snapshot(path):
         (["buffer_policy=abs", "buffer_policy.interval_ms=20"], "buffer_policy.interval_ms", "sample_interval_s"),
         (["topology=parking_lot", "topology.links.1.buffer_policy={name:abs,gain_util:-1}"],
          "topology.links.1.buffer_policy.gain_util", ">= 0"),
+        # Issue 17: backends. An unknown one, and a field a backend cannot mirror (checked before
+        # its simulator is looked for, so these hold with or without ns-2 and ns-3 installed).
+        (["-m", "backend=engine,ns4"], "backend", "engine, ns2, ns3"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, args, key, allowed):

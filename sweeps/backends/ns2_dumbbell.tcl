@@ -1,15 +1,18 @@
-# buffersweep's dumbbell in ns-2 (2.35): N one-way TCP agents with the RTTs and start times
-# analysis/ns2.py passes (our engine's draws for the seed; without them, RTTs uniform in
-# rtt_ms +/- rtt_spread_ms/2), all through one DropTail bottleneck. Written for analysis/ns2.py,
-# which passes "key value" pairs named as SimConfig's fields and reads the line printed at the end.
+# buffersweep's dumbbell in ns-2 (2.35), for the ns2 backend (sweeps/backends/ns2.py): N one-way
+# TCP agents with the RTTs and start times the backend passes (our engine's draws for the seed;
+# without them, RTTs uniform in rtt_ms +/- rtt_spread_ms/2), all through one DropTail bottleneck.
+# The backend passes "key value" pairs named as SimConfig's fields and reads the file `out`.
 # The agent is Agent/TCP/<agent>; for agent Linux (TCP-Linux, Linux 2.6.22.6's congestion modules)
 # `select_ca ca` picks the module. The receiver is Agent/<sink>.
+#
+# `out` gets the records that sweeps/backends/records.py reads (its docstring lists them).
 set opt(ca) none
 set opt(timestamps) 0
 # Optional: the long flows' RTTs (ms) and start times (s), one per flow, so that ns-2 runs the very
 # flows our engine drew for the same seed; without them ns-2 draws its own.
 set opt(flow_rtts_ms) {}
 set opt(flow_starts_s) {}
+set opt(sample_interval_s) 0
 foreach {k v} $argv { set opt($k) $v }
 set N $opt(flows)
 # One-way TCP adds a 40-byte header to packetSize_, so the wire size matches pkt_bytes.
@@ -52,6 +55,9 @@ $ns simplex-link $r1 $r0 $opt(core_mbps)Mb 0ms DropTail
 $ns queue-limit $r0 $r1 $opt(buffer_pkts)
 $ns queue-limit $r1 $r0 1000000
 set qm [$ns monitor-queue $r0 $r1 ""]
+set qint [$qm get-pkts-integrator]
+set tcps {}
+set starts {}
 for {set i 0} {$i < $N} {incr i} {
   set s [$ns node]
   set d [$ns node]
@@ -64,6 +70,7 @@ for {set i 0} {$i < $N} {incr i} {
   $ns queue-limit $r1 $d 1000000
   $ns queue-limit $d $r1 1000000
   set tcp [new_tcp]
+  lappend tcps $tcp
   $ns attach-agent $s $tcp
   set sink [new Agent/$opt(sink)]
   $ns attach-agent $d $sink
@@ -72,6 +79,7 @@ for {set i 0} {$i < $N} {incr i} {
   $ftp attach-agent $tcp
   set start [expr [$rng uniform 0 1] * $opt(start_window_s)]
   if {[llength $opt(flow_starts_s)] == $N} { set start [lindex $opt(flow_starts_s) $i] }
+  lappend starts $start
   $ns at $start "$ftp start"
 }
 # Short flows (short_mbps > 0): Poisson arrivals of short_flow_pkts-packet transfers from 50
@@ -79,6 +87,8 @@ for {set i 0} {$i < $N} {incr i} {
 # would mean tens of thousands of agents, so pairs are pooled per node: a finished pair is reset
 # and reused, 2 s after its transfer ended so that no late packet of it meets the next one.
 set short_nodes 50
+set short_started 0
+set short_done 0
 if {$opt(short_mbps) > 0} {
   set ds [$ns node]
   $ns duplex-link $r1 $ds 100Gb 0ms DropTail
@@ -93,8 +103,6 @@ if {$opt(short_mbps) > 0} {
     set pool($k) {}
   }
   set short_gap_s [expr $opt(short_flow_pkts) * $opt(pkt_bytes) * 8.0 / ($opt(short_mbps) * 1e6)]
-  set short_started 0
-  set short_done 0
   proc short_arrival {} {
     global ns rng opt short_nodes sn ds pool short_gap_s short_started
     set k [expr int([$rng uniform 0 $short_nodes])]
@@ -123,32 +131,67 @@ if {$opt(short_mbps) > 0} {
   }
   $ns at [$rng exponential $short_gap_s] "short_arrival"
 }
-# Packets, not bytes: the queue monitor's byte counter is a 32-bit int and wraps after 2 GB
-# (under 2 minutes at 400 Mb/s); every data packet is pkt_bytes long.
-set pkts_at_warmup 0
-set arrivals_at_warmup 0
-set drops_at_warmup 0
-proc warm {} {
-  global qm pkts_at_warmup arrivals_at_warmup drops_at_warmup
-  set pkts_at_warmup [$qm set pdepartures_]
-  set arrivals_at_warmup [$qm set parrivals_]
-  set drops_at_warmup [$qm set pdrops_]
+# Packets, not bytes: the queue monitor's byte counters are 32-bit ints that wrap after 2 GB
+# (under 2 minutes at 400 Mb/s), while every data packet is pkt_bytes long.
+set out [open $opt(out) w]
+proc counters {} {
+  global ns qm qint
+  # The integrator adds the last level's area only when the level changes: close it at now.
+  $qint newpoint [$ns now] [$qm set pkts_]
+  return [format "departures %d arrivals %d drops %d qsum %.9g" \
+    [$qm set pdepartures_] [$qm set parrivals_] [$qm set pdrops_] [$qint set sum_]]
+}
+proc flows_line {at} {
+  global tcps out
+  set i 0
+  foreach tcp $tcps {
+    # ack_ is the highest cumulative ACK, -1 before the first: ack_ + 1 packets are acknowledged.
+    puts $out [format "flow id %d at %s acked %d rexmit_pkts %d timeouts %d cwnd_cuts %d sent_pkts %d" \
+      $i $at [expr [$tcp set ack_] + 1] [$tcp set nrexmitpack_] [$tcp set nrexmit_] [$tcp set ncwndcuts1_] \
+      [$tcp set ndatapack_]]
+    incr i
+  }
+}
+proc totals {tag} {
+  global out short_started short_done
+  puts $out "$tag [counters] short_started $short_started short_done $short_done"
+  flows_line $tag
+}
+set sample_k 0
+proc sample {} {
+  global ns out tcps starts opt sample_k
+  incr sample_k
+  set now [$ns now]
+  set acked 0
+  set cwnd 0.0
+  set started 0
+  set ca 0
+  foreach tcp $tcps start $starts {
+    if {$start > $now} continue
+    incr started
+    set acked [expr $acked + [$tcp set ack_] + 1]
+    set w [$tcp set cwnd_]
+    set cwnd [expr $cwnd + $w]
+    if {$w >= [$tcp set ssthresh_]} { incr ca }
+  }
+  puts $out [format "sample time_s %.9g %s acked %d cwnd_sum %.9g started %d ca %d" \
+    $now [counters] $acked $cwnd $started $ca]
+  # Sample k at k x interval (not a running sum, which would drift); the one at duration_s is
+  # taken by finish, which ns-2 runs first among events at the same time (scheduled earlier).
+  set next [expr ($sample_k + 1) * $opt(sample_interval_s)]
+  if {$next < $opt(duration_s) - 1e-9} { $ns at $next "sample" }
 }
 proc finish {} {
-  global qm pkts_at_warmup arrivals_at_warmup drops_at_warmup opt
-  set bits [expr ([$qm set pdepartures_] - $pkts_at_warmup) * $opt(pkt_bytes) * 8.0]
-  set arrivals [expr [$qm set parrivals_] - $arrivals_at_warmup]
-  set drops [expr [$qm set pdrops_] - $drops_at_warmup]
-  # On stderr: TCP-LP's module prints debug lines to stdout through C's buffer, which may split ours.
-  puts stderr [format "utilization %.6f drops %d loss_rate %.8f" \
-    [expr $bits / ($opt(core_mbps) * 1e6 * ($opt(duration_s) - $opt(warmup_s)))] $drops \
-    [expr $arrivals > 0 ? double($drops) / $arrivals : 0.0]]
-  if {$opt(short_mbps) > 0} {
-    global short_started short_done
-    puts "short_flows $short_started short_done $short_done"
+  global out qm opt sample_k
+  if {$opt(sample_interval_s) > 0 && ($sample_k + 1) * $opt(sample_interval_s) <= $opt(duration_s) + 1e-9} {
+    sample
   }
+  totals end
+  puts $out "held pkts [$qm set pkts_]"
+  close $out
   exit 0
 }
-$ns at $opt(warmup_s) "warm"
+$ns at $opt(warmup_s) "totals warm"
+if {$opt(sample_interval_s) > 0} { $ns at $opt(sample_interval_s) "sample" }
 $ns at $opt(duration_s) "finish"
 $ns run

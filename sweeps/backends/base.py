@@ -1,0 +1,64 @@
+"""What a simulator backend is: a name, a version, a check of what it can mirror, and a run that
+returns the engine's tables (`sim.result`'s schemas) with NULL for what it does not measure.
+
+A backend is one module of `sweeps/backends/` plus one line of `BACKENDS` (its `__init__`), as a
+window law is one file plus one registry line in the engine. Workers call `run`; the driver calls
+`missing`, `version` and `check` for every job before any job starts, so a run a backend cannot
+mirror, or a simulator that is not installed, is refused up front with one line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pyarrow as pa
+
+from sim import SimConfig
+from sim.result import CLASSES_SCHEMA, CONTROL_SCHEMA, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_METRICS, \
+    TIMESERIES_SCHEMA, table
+
+DETAIL_SCHEMAS: dict[str, pa.Schema] = {"timeseries": TIMESERIES_SCHEMA, "flows": FLOWS_SCHEMA,
+                                        "links": LINKS_SCHEMA, "classes": CLASSES_SCHEMA, "control": CONTROL_SCHEMA}
+"""The per-run detail tables every backend returns (the store's DETAIL_TABLES)."""
+
+
+@dataclass(frozen=True)
+class BackendResult:
+    """One run's figures: the summary metrics (`sim.result.SUMMARY_METRICS`, None where the
+    backend does not measure one) and the detail tables in the engine's schemas."""
+
+    metrics: dict[str, Any]
+    details: dict[str, pa.Table]
+
+    def __post_init__(self) -> None:
+        unknown = set(self.metrics) - set(SUMMARY_METRICS)
+        if unknown:  # a typo would otherwise be a silently missing column
+            raise ValueError(f"metrics the summary schema lacks: {sorted(unknown)}")
+        if set(self.details) != set(DETAIL_SCHEMAS):
+            raise ValueError(f"detail tables must be {sorted(DETAIL_SCHEMAS)}, got {sorted(self.details)}")
+        # Every metric, in the engine's order; those not given are NULL (not measured).
+        object.__setattr__(self, "metrics", {k: self.metrics.get(k) for k in SUMMARY_METRICS})
+
+
+def detail_table(name: str, columns: dict[str, list]) -> pa.Table:
+    """A detail table with the engine's schema; columns not given are NULL (not measured)."""
+    schema = DETAIL_SCHEMAS[name]
+    n = len(next(iter(columns.values()))) if columns else 0
+    return table({f.name: columns.get(f.name, [None] * n) for f in schema}, schema)
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    doc: str
+    install: str
+    """The command that installs the simulator (the refusal when it is missing names it)."""
+    missing: Callable[[], str | None]
+    """None if the simulator can run here, else why not (one line)."""
+    version: Callable[[], str]
+    """The simulator's version and that of our mapping to it (in every run_id of this backend)."""
+    check: Callable[[SimConfig], None]
+    """Raises ValueError naming the first field of the config the backend cannot mirror."""
+    run: Callable[[SimConfig], BackendResult]
+    resources: dict[str, Any] = field(default_factory=lambda: {"num_cpus": 1})
+    """Ray resources of one task running this backend's jobs."""

@@ -1,0 +1,127 @@
+"""The `ns3` backend: ns-3 3.44 from PyPI (`pip install -e '.[ns3]'`, which pins ns3==3.44.post0;
+about 1.5 min to build and 700 MB), driven in-process through its cppyy bindings.
+
+The scenario is C++ (`ns3_dumbbell.cc`, compiled once per process with `cppyy.cppdef`): with it,
+no Python runs inside `Simulator::Run()`. ns-3 costs a process about 9-16 s to import and set up
+(../shared/notes/ns3.md), so a process keeps it loaded (`_scenario`) and runs many configs, with
+`Simulator::Destroy()` between them; Ray reuses its worker processes across tasks, so every job
+after a worker's first pays nothing of it.
+
+What we map (everything else must keep its default, or its preset's, or the run is refused):
+- tcp presets: `sack` = TcpNewReno with SACK; `newreno` = TcpNewReno without SACK (ns-3's no-SACK
+  NewReno falls into a spurious-retransmission cycle after a timeout, ns3.md; compare `sack`);
+  the Linux laws = TcpCubic (HyStart off, as Linux 2.6), TcpBic, TcpHighSpeed, TcpHtcp,
+  TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK. Recovery is ns-3's TcpClassicRecovery
+  (window halving and NewReno-style inflation), not PRR. ns-3 has no Reno: `reno` is refused.
+- pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
+- init_cwnd, init_ssthresh, min_rto, tick (ClockGranularity), delayed ACKs (DelAckCount 2 or 1,
+  DelAckTimeout), limited transmit; wmax as SndBufSize = RcvBufSize = wmax segments; init_rto as
+  ConnTimeout (ns-3 times its first data RTO from the handshake's RTT sample).
+- The long flows' RTTs and start times are the engine's draws for the seed, as in ns2.py."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any
+
+from sim import SimConfig
+from sim.result import config_row
+from sweeps.backends.base import Backend, BackendResult
+from sweeps.backends.ns2 import drawn_flows
+from sweeps.backends.records import parse_records, to_result
+
+SCENARIO = Path(__file__).with_name("ns3_dumbbell.cc")
+INSTALL = "pip install -e '.[ns3]'"
+SOCKET_TYPES = {"sack": ("TcpNewReno", True), "newreno": ("TcpNewReno", False), "cubic": ("TcpCubic", True),
+                "bic": ("TcpBic", True), "highspeed": ("TcpHighSpeed", True), "htcp": ("TcpHtcp", True),
+                "scalable": ("TcpScalable", True), "westwood": ("TcpWestwoodPlus", True), "lp": ("TcpLp", True)}
+"""Our tcp preset -> (ns-3's congestion-control TypeId, SACK)."""
+MAPPED = ("tcp", "flows", "buffer_pkts", "wmax_pkts", "core_mbps", "rtt_ms", "rtt_spread_ms", "pkt_bytes",
+          "duration_s", "warmup_s", "seed", "start_window_s", "tcp_init_cwnd_pkts", "tcp_init_ssthresh_pkts",
+          "tcp_min_rto_ms", "tcp_tick_ms", "tcp_init_rto_s", "tcp_delayed_ack", "tcp_delack_ms",
+          "tcp_limited_transmit", "access_mbps", "access_buffer_pkts", "sample_interval_s")
+"""Config columns (sim.result.config_row) the scenario mirrors."""
+IGNORED = ("engine_version", "trace_max_events", "trace_start_s")  # outputs ns-3 does not give
+HEADERS_BYTES = 52
+
+
+def missing() -> str | None:
+    if importlib.util.find_spec("ns3") is None or importlib.util.find_spec("cppyy") is None:
+        return "ns-3 is not installed (no `ns3` Python package)"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def version() -> str:
+    """The ns3 package's version and a digest of the scenario and this mapping."""
+    digest = hashlib.sha256(SCENARIO.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:8]
+    return f"{importlib.metadata.version('ns3')}+{digest}"
+
+
+def check(cfg: SimConfig) -> None:
+    """ValueError naming the first field of cfg that the scenario cannot mirror."""
+    row = config_row(cfg)
+    if row["tcp"] not in SOCKET_TYPES:
+        hint = " (ns-3 has no Reno; its NewReno is `newreno`, with SACK `sack`)" if row["tcp"] == "reno" else ""
+        raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
+    default = config_row(SimConfig(tcp=row["tcp"]))
+    for key, value in row.items():
+        if key not in MAPPED and key not in IGNORED and value != default[key]:
+            raise ValueError(f"{key}: the ns3 backend supports only the default ({default[key]!r}), got {value!r}")
+    if cfg.pkt_bytes <= HEADERS_BYTES:
+        raise ValueError(f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), "
+                         f"got {cfg.pkt_bytes}")
+    if float(row["tcp_init_cwnd_pkts"]) != int(row["tcp_init_cwnd_pkts"]):
+        raise ValueError(f"tcp.init_cwnd_pkts: ns-3 takes whole segments, got {row['tcp_init_cwnd_pkts']}")
+
+
+@functools.lru_cache(maxsize=1)
+def _scenario() -> Any:
+    """bsw::Run, compiled once per process (the import and compile take 9-16 s)."""
+    import cppyy
+    from ns import ns  # noqa: F401  (loads ns-3's libraries and include paths into cppyy)
+
+    cppyy.cppdef(SCENARIO.read_text())
+    return cppyy.gbl.bsw
+
+
+def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float]) -> Any:
+    bsw = _scenario()
+    row = config_row(cfg)
+    kind, sack = SOCKET_TYPES[row["tcp"]]
+    p = bsw.Params()
+    p.socketType, p.sack = f"ns3::{kind}", sack
+    p.flows, p.bufferPkts, p.wmaxPkts = cfg.flows, int(cfg.buffer_pkts), int(cfg.wmax_pkts)
+    p.coreMbps, p.accessMbps = cfg.core_mbps, float(cfg.access_mbps or 0.0)
+    p.accessBufferPkts, p.pktBytes = int(cfg.access_buffer_pkts), cfg.pkt_bytes
+    p.segmentBytes = cfg.pkt_bytes - HEADERS_BYTES
+    p.durationS, p.warmupS, p.sampleIntervalS, p.seed = cfg.duration_s, cfg.warmup_s, cfg.sample_interval_s, cfg.seed
+    p.initCwndPkts = float(row["tcp_init_cwnd_pkts"])
+    p.initSsthreshPkts = float(row["tcp_init_ssthresh_pkts"] or 0.0)
+    p.minRtoMs, p.tickMs, p.connTimeoutS = row["tcp_min_rto_ms"], row["tcp_tick_ms"], row["tcp_init_rto_s"]
+    p.delayedAck, p.delackMs = bool(row["tcp_delayed_ack"]), row["tcp_delack_ms"]
+    p.limitedTransmit = bool(row["tcp_limited_transmit"])
+    for x in rtts_ms:
+        p.rttsMs.push_back(x)
+    for x in starts_s:
+        p.startsS.push_back(x)
+    return p
+
+
+def run(cfg: SimConfig) -> BackendResult:
+    check(cfg)
+    drawn = drawn_flows(cfg)
+    params = _params(cfg, drawn.flows["rtt_ms"].to_pylist(), drawn.flows["start_s"].to_pylist())
+    t0 = time.perf_counter()
+    records = parse_records(str(_scenario().Run(params)))
+    return to_result(cfg, drawn, records, time.perf_counter() - t0)
+
+
+BACKEND = Backend(name="ns3", doc="ns-3 3.44 from PyPI, in-process through cppyy (sweeps/backends/ns3_dumbbell.cc)",
+                  install=INSTALL, missing=missing, version=version, check=check, run=run,
+                  resources={"num_cpus": 1, "memory": 1 << 30})

@@ -1,0 +1,232 @@
+"""Backends (sweeps/backends/): the same config on our engine, on ns-2 and on ns-3. The mapping
+and the records' translation are tested everywhere; the simulators themselves where installed
+(`.ci/run` installs ns-2; ns-3 is an optional extra: `pip install -e '.[ns3]'`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from statistics import fmean
+
+import pytest
+
+import sim
+from sweeps.backends import BACKENDS, get, ns2, ns3
+from sweeps.backends.base import DETAIL_SCHEMAS
+from sweeps.backends.records import parse_records, to_result
+from sweeps.store import RUNS_SCHEMA
+from tests.conftest import ROOT
+from tests.sweeps.helpers import sweep
+
+NO_NS2 = pytest.mark.skipif(ns2.missing() is not None, reason="ns-2 not installed (Debian: apt-get install ns2)")
+NO_NS3 = pytest.mark.skipif(ns3.missing() is not None, reason="ns-3 not installed (pip install -e '.[ns3]')")
+
+
+def test_the_registry_names_every_backend_and_refuses_others():
+    assert list(BACKENDS) == ["engine", "ns2", "ns3"]
+    assert all(b.name == name and b.install and b.resources.get("num_cpus") == 1 for name, b in BACKENDS.items())
+    with pytest.raises(ValueError, match=r"^backend: unknown backend 'ns4'; allowed: engine, ns2, ns3$"):
+        get("ns4")
+    assert get("engine").version() == sim.ENGINE_VERSION and get("engine").missing() is None
+
+
+def test_ns2_names_the_first_field_it_cannot_mirror():
+    cases = [(dict(poisson_mbps=10.0), "^poisson_mbps: the ns2 backend supports only the default"),
+             (dict(tcp={"cc": "cubic", "recovery": "linux", "c": 0.8, "tick_ms": 1}), "^tcp_c: "),
+             (dict(tcp="cubic"), "^tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies"),
+             (dict(topology="parking_lot", rtt_ms=100), "^topology: the ns2 backend supports only the default"),
+             (dict(tcp="paced"), "^tcp: the ns2 backend supports reno, newreno, sack, cubic, .*, got 'paced'"),
+             (dict(buffer_policy="abs"), "^buffer_policy: the ns2 backend supports only the default"),
+             (dict(seed=0), "^seed: the ns2 backend needs seed >= 1"),
+             (dict(short_mbps=1.0, short_flow_pkts=1), "^short_flow_pkts: the ns2 backend needs >= 2"),
+             (dict(tcp={"cc": "cubic", "recovery": "sack", "tick_ms": 1}), "^tcp_recovery: .*'linux'")]
+    for fields, message in cases:
+        with pytest.raises(ValueError, match=message):
+            ns2.check(sim.SimConfig(**fields))
+
+
+def test_ns3_names_the_first_field_it_cannot_mirror():
+    for fields, message in [(dict(tcp="reno"), "^tcp: the ns3 backend supports .*ns-3 has no Reno"),
+                            (dict(tcp="paced"), "^tcp: the ns3 backend supports"),
+                            (dict(tcp="sack", short_mbps=5.0), "^short_mbps: the ns3 backend supports only the"),
+                            (dict(tcp={"cc": "newreno", "recovery": "sack", "max_burst_pkts": 4}),
+                             "^tcp_max_burst_pkts: "),
+                            (dict(tcp="sack", pkt_bytes=50), "^pkt_bytes: the ns3 backend needs > 52")]:
+        with pytest.raises(ValueError, match=message):
+            ns3.check(sim.SimConfig(**fields))
+    ns3.check(sim.SimConfig(tcp={"cc": "newreno", "recovery": "sack", "delayed_ack": True}, flows=30,
+                            access_mbps=1000.0))  # mapped: no error
+
+
+def test_ns2_script_args_carry_every_mapped_field_and_the_engines_flows():
+    tcp = {"cc": "newreno", "recovery": "newreno", "limited_transmit": False, "init_cwnd_pkts": 2.0}
+    cfg = sim.SimConfig(tcp=tcp, flows=7)
+    drawn = ns2.drawn_flows(cfg)
+    args = ns2.script_args(cfg, drawn)
+    pairs = dict(zip(args[::2], args[1::2]))
+    assert pairs["agent"] == "Newreno" and pairs["flows"] == "7"
+    assert pairs["limited_transmit"] == "0" and pairs["init_cwnd_pkts"] == "2"  # integers for ns-2's int vars
+    assert set(pairs) == set(ns2.MAPPED.values()) | {"ca", "sink", "timestamps", "flow_rtts_ms", "flow_starts_s"}
+    assert (pairs["ca"], pairs["sink"], pairs["access_mbps"]) == ("none", "TCPSink", "0")
+    # Paired: ns-2 runs the RTTs and start times our engine draws for the seed, over a full run too.
+    flows = sim.run(dataclasses.replace(cfg, duration_s=2, warmup_s=1)).flows
+    assert [float(x) for x in pairs["flow_rtts_ms"].split()] == flows["rtt_ms"].to_pylist()
+    assert [float(x) for x in pairs["flow_starts_s"].split()] == flows["start_s"].to_pylist()
+    for name in ns2.LINUX_MODULES:
+        c = sim.SimConfig(tcp={"cc": name, "recovery": "linux", "tick_ms": 1}, access_mbps=1000.0)
+        args = ns2.script_args(c, ns2.drawn_flows(c))
+        pairs = dict(zip(args[::2], args[1::2]))
+        assert (pairs["agent"], pairs["ca"], pairs["sink"]) == ("Linux", name, "TCPSink/Sack1"), name
+        assert pairs["timestamps"] == ("1" if name == "lp" else "0") and pairs["access_mbps"] == "1000"
+
+
+RECORDS = """sample time_s 1 departures 100 arrivals 110 drops 5 qsum 2.5 acked 90 cwnd_sum 20 started 2 ca 1
+warm departures 100 arrivals 110 drops 5 qsum 2.5 short_started 0 short_done 0
+flow id 0 at warm acked 40 rexmit_pkts 1 timeouts 0 cwnd_cuts 1 sent_pkts 45
+flow id 1 at warm acked 50 rexmit_pkts 2 timeouts 1 cwnd_cuts 2 sent_pkts 55
+sample time_s 2 departures 1350 arrivals 1400 drops 30 qsum 9.5 acked 1300 cwnd_sum 30 started 2 ca 2
+end departures 1350 arrivals 1400 drops 30 qsum 9.5 short_started 0 short_done 0
+flow id 0 at end acked 640 rexmit_pkts 11 timeouts 1 cwnd_cuts 4 sent_pkts 660
+flow id 1 at end acked 650 rexmit_pkts 12 timeouts 2 cwnd_cuts 6
+held pkts 20
+"""
+
+
+def test_records_become_the_engines_tables_with_null_for_what_is_not_measured():
+    cfg = sim.SimConfig(tcp="newreno", flows=2, core_mbps=10.0, pkt_bytes=1000, duration_s=2.0, warmup_s=1.0,
+                        sample_interval_s=1.0, buffer_pkts=30)
+    res = to_result(cfg, ns2.drawn_flows(cfg), parse_records(RECORDS), wall_s=0.5)
+    m = res.metrics
+    assert m["utilization"] == pytest.approx(1250 * 8000 / 10e6)  # 1250 departures in the 1-s window
+    assert m["loss_rate"] == pytest.approx(25 / 1290) and m["mean_queue_pkts"] == pytest.approx(7.0)
+    assert m["goodput_mbps"] == pytest.approx(1200 * 8000 / 1e6)
+    assert (m["timeouts"], m["fast_retransmits"], m["retransmits"]) == (2, 5, 20)
+    assert m["p99_queue_pkts"] is None and m["events"] is None  # not measured: NULL, not 0
+    assert {t: res.details[t].schema for t in DETAIL_SCHEMAS} == DETAIL_SCHEMAS
+    flows = res.details["flows"].to_pylist()
+    assert [f["sent_pkts"] for f in flows] == [660, None]  # flow 1's end record has no sent_pkts
+    assert res.details["classes"].to_pylist()[0]["offered_mbps"] is None  # so the class's offered load is NULL
+    ts = res.details["timeseries"].to_pylist()
+    assert [r["utilization"] for r in ts] == pytest.approx([0.08, 1.0]) and ts[1]["arrivals"] == 1290
+    assert res.details["links"].to_pylist()[0]["held_at_end"] == 20
+    with pytest.raises(RuntimeError, match="no 'held' record"):
+        parse_records(RECORDS.replace("held pkts 20\n", ""))
+    with pytest.raises(ValueError, match="metrics the summary schema lacks"):
+        type(res)({"utilisation": 1.0}, res.details)
+
+
+def test_runs_record_the_backend_its_version_and_a_config_id():
+    for column in ("backend", "backend_version", "config_id"):
+        assert column in RUNS_SCHEMA.names and RUNS_SCHEMA.field(column).metadata[b"doc"]
+
+
+@NO_NS2
+def test_a_sweep_on_engine_and_ns2_stores_both_and_compare_pairs_them(tmp_path):
+    # Acceptance 4: this runs the engine's NewReno and ns-2's on the same flows, so a change to
+    # the engine's NewReno that shifts its results fails here; nothing is read from a stored reference.
+    res = sweep(tmp_path, "-m", "backend=engine,ns2", "tcp=newreno", "flows=20", "core_mbps=10", "buffer_pkts=15,40",
+                "rtt_ms=100", "rtt_spread_ms=40", "wmax_pkts=10000", "duration_s=60", "warmup_s=20", "seed=1,2",
+                timeout=600)
+    assert res.returncode == 0, res.stderr
+    from analysis.compare import compare
+    from analysis.db import connect
+
+    con = connect(tmp_path / "results")
+    rows = con.execute("""SELECT backend, count(*), count(DISTINCT config_id), count(DISTINCT run_id),
+                          any_value(backend_version) FROM runs WHERE status = 'ok'
+                          GROUP BY ALL ORDER BY 1""").fetchall()
+    assert [r[:4] for r in rows] == [("engine", 4, 4, 4), ("ns2", 4, 4, 4)]
+    assert rows[0][4] == sim.ENGINE_VERSION and rows[1][4].startswith("2.35")
+    cmp = compare(con, "utilization", ["buffer_pkts"], threshold=0.03)
+    assert [r["buffer_pkts"] for r in cmp.rows] == [15, 40]
+    assert all(0.5 < r["ns2"] <= 1 and abs(r["ns2 - engine"]) < 0.03 for r in cmp.rows), cmp.rows
+    assert cmp.disagreeing() == []
+    # The detail tables hold ns-2's runs too, in the engine's schema.
+    per = dict(con.execute("""SELECT r.backend, count(*) FROM timeseries t JOIN runs r USING (run_id, exec_id)
+                              GROUP BY 1""").fetchall())
+    assert per["engine"] == per["ns2"] == 4 * 600
+    flows = con.execute("""SELECT avg(f.goodput_mbps) FILTER (WHERE r.backend = 'ns2'),
+                                  avg(f.goodput_mbps) FILTER (WHERE r.backend = 'engine')
+                           FROM flows f JOIN runs r USING (run_id, exec_id)""").fetchone()
+    assert flows[0] == pytest.approx(flows[1], rel=0.05)
+    out = tmp_path / "cmp.png"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cli = subprocess.run([sys.executable, "-m", "analysis", "compare", "--results", str(tmp_path / "results"),
+                          "--by", "buffer_pkts", "--plot", str(out)], capture_output=True, text=True, env=env)
+    assert cli.returncode == 0, cli.stderr
+    assert "ns2 vs engine: 2 configs" in cli.stdout and "0 of 2 configs differ by more than 0.015" in cli.stdout
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+@NO_NS2
+def test_a_field_ns2_cannot_mirror_and_a_missing_ns2_are_refused_before_anything_runs(tmp_path):
+    res = sweep(tmp_path, "-m", "backend=engine,ns2", "tcp=paced", "buffer_pkts=5,10", timeout=120)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("error: tcp: the ns2 backend supports reno, newreno, sack") and "paced" in res.stderr
+    assert not (tmp_path / "results").exists()
+    # Without `ns` on PATH: the install command, by name.
+    bin_dir = os.path.dirname(sys.executable)
+    env_path = os.environ["PATH"]
+    try:
+        os.environ["PATH"] = bin_dir
+        res = sweep(tmp_path, "backend=ns2", timeout=120)
+    finally:
+        os.environ["PATH"] = env_path
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "backend: ns2: ns-2 is not installed" in res.stderr and "apt-get install ns2" in res.stderr
+
+
+@pytest.mark.skipif(ns3.missing() is None, reason="ns-3 is installed here: its refusal is tested where it is not")
+def test_a_missing_ns3_is_refused_with_its_install_command(tmp_path):
+    res = sweep(tmp_path, "backend=ns3", "tcp=sack", timeout=120)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "backend: ns3: ns-3 is not installed" in res.stderr and "pip install -e '.[ns3]'" in res.stderr
+
+
+@NO_NS2
+def test_ns2_short_flows_offer_their_load():
+    # Short flows alone on an uncongested link: ns-2's pooled agents carry the configured 20%.
+    cfg = sim.SimConfig(tcp="reno", flows=0, short_mbps=20.0, short_flow_pkts=14, core_mbps=100.0,
+                        buffer_pkts=10_000, rtt_ms=80.0, rtt_spread_ms=80.0, duration_s=30.0, warmup_s=5.0)
+    theirs = ns2.run(cfg).metrics
+    ours = sim.run(cfg).metrics()
+    assert theirs["utilization"] == pytest.approx(0.20, rel=0.05)
+    assert ours["utilization"] == pytest.approx(0.20, rel=0.05)
+    assert theirs["short_flows"] == pytest.approx(ours["short_flows"], rel=0.1)
+
+
+@NO_NS2
+@pytest.mark.parametrize("tcp, buffer_pkts", [("bic", 16), ("htcp", 32), ("cubic", 64), ("highspeed", 256),
+                                             ("sack", 128)])
+def test_tcp_linux_and_engine_agree_on_abs_fig1(tcp, buffer_pkts):
+    # ABS Fig. 1's set-up, from small buffers (where the recovery decides utilization) to large
+    # ones (where the window law decides the loss rate); the mean of seeds 1-3 on each side, since
+    # at 16 packets one run's utilization varies by 0.04 with the RTTs drawn.
+    law = {"cc": "newreno", "recovery": "sack"} if tcp == "sack" else {"cc": tcp, "recovery": "linux"}
+    cfg = sim.SimConfig(tcp={**law, "tick_ms": 1}, flows=10, core_mbps=100.0, rtt_ms=40.0,
+                        rtt_spread_ms=20.0, pkt_bytes=1500, wmax_pkts=100_000, access_mbps=1000.0,
+                        access_buffer_pkts=2500, buffer_pkts=buffer_pkts, duration_s=100.0, warmup_s=20.0)
+    cfgs = [dataclasses.replace(cfg, seed=s) for s in (1, 2, 3)]
+    theirs = [ns2.run(c).metrics for c in cfgs]
+    ours = [sim.run(c).metrics() for c in cfgs]
+    util, loss = ([fmean(r[key] for r in rows) for rows in (ours, theirs)] for key in ("utilization", "loss_rate"))
+    assert abs(util[0] - util[1]) < 0.03, (theirs, ours)
+    assert loss[0] == pytest.approx(loss[1], rel=0.25), (theirs, ours)
+    assert all(r["access_loss_rate"] == 0 for r in ours)
+
+
+@NO_NS3
+def test_ns3_runs_sack_newreno_beside_the_engine_in_one_process():
+    cfg = sim.SimConfig(tcp="sack", flows=10, core_mbps=10.0, buffer_pkts=20, rtt_ms=100.0, rtt_spread_ms=40.0,
+                        duration_s=30.0, warmup_s=10.0)
+    first = ns3.run(cfg)
+    second = ns3.run(dataclasses.replace(cfg, buffer_pkts=60))
+    assert ns3._scenario.cache_info().misses == 1  # compiled once, reused (Simulator::Destroy between runs)
+    ours = [sim.run(c).metrics() for c in (cfg, dataclasses.replace(cfg, buffer_pkts=60))]
+    for theirs, mine in zip((first.metrics, second.metrics), ours):
+        assert abs(theirs["utilization"] - mine["utilization"]) < 0.04, (theirs, mine)
+        assert theirs["loss_rate"] == pytest.approx(mine["loss_rate"], rel=0.35)
+    assert second.metrics["utilization"] > first.metrics["utilization"]
+    assert len(first.details["timeseries"]) == 300 and len(first.details["flows"]) == 10
