@@ -21,11 +21,14 @@ What we map (everything else must keep its default, or its preset's, or the run 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +83,27 @@ def check(cfg: SimConfig) -> None:
         raise ValueError(f"tcp.init_cwnd_pkts: ns-3 takes whole segments, got {row['tcp_init_cwnd_pkts']}")
 
 
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 to /dev/null: the lines come from C++, which Python's sys.stderr does not see."""
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 @functools.lru_cache(maxsize=1)
 def _scenario() -> Any:
     """bsw::Run, compiled once per process (the import and compile take 9-16 s)."""
     import cppyy
-    from ns import ns  # noqa: F401  (loads ns-3's libraries and include paths into cppyy)
 
+    with _quiet_stderr():  # cppyy prints two harmless `runStaticInitializersOnce` lines (ns3.md)
+        from ns import ns  # noqa: F401  (loads ns-3's libraries and include paths into cppyy)
     cppyy.cppdef(SCENARIO.read_text())
     return cppyy.gbl.bsw
 

@@ -22,13 +22,13 @@ from sweeps.backends.base import BackendResult, detail_table
 
 
 def parse_records(text: str) -> dict[str, Any]:
-    """The script's output: {"sample": [...], "warm": {...}, "end": {...}, "flow": {("warm"|"end",
+    """The records: {"sample": [...], "warm": {...}, "end": {...}, "flow": {("warm"|"end",
     id): {...}}, "held": {...}}. Numbers are floats; a line that does not parse is an error."""
     out: dict[str, Any] = {"sample": [], "flow": {}}
     for n, line in enumerate(text.splitlines(), 1):
         tag, *kv = line.split()
         if len(kv) % 2:
-            raise RuntimeError(f"ns-2 output line {n} is not 'tag key value ...': {line!r}")
+            raise RuntimeError(f"records line {n} is not 'tag key value ...': {line!r}")
         rec = {k: (v if k == "at" else float(v)) for k, v in zip(kv[::2], kv[1::2])}
         if tag == "sample":
             out["sample"].append(rec)
@@ -38,7 +38,7 @@ def parse_records(text: str) -> dict[str, Any]:
             out[tag] = rec
     for tag in ("warm", "end", "held"):
         if tag not in out:
-            raise RuntimeError(f"ns-2 wrote no {tag!r} record (did the run end early?)")
+            raise RuntimeError(f"the simulator wrote no {tag!r} record (did the run end early?)")
     return out
 
 
