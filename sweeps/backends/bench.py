@@ -20,7 +20,7 @@ REPEATS = 3
 
 
 def main() -> None:
-    console = Console()
+    console = Console(width=150)
     table = Table(title=f"one run of {CONFIG.flows} flows, {CONFIG.core_mbps:g} Mb/s, {CONFIG.duration_s:g} s "
                         "simulated, per backend", title_justify="left")
     for col in ("backend", "version", "first run (s)", "next runs (s, mean)", "bottleneck pkts / wall-s",
