@@ -22,7 +22,6 @@ the differences a comparison looks for."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import shutil
@@ -35,7 +34,7 @@ import sim
 from sim import SimConfig
 from sim.result import config_row
 from sweeps.backends.base import Backend, BackendResult
-from sweeps.backends.records import parse_records, to_result
+from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
 INSTALL = "apt-get install ns2"
@@ -112,14 +111,6 @@ def script_args(cfg: SimConfig, drawn: sim.SimResult) -> list[str]:
         args += [name, str(value)]
     return args + ["flow_rtts_ms", " ".join(repr(x) for x in drawn.flows["rtt_ms"].to_pylist()),
                    "flow_starts_s", " ".join(repr(x) for x in drawn.flows["start_s"].to_pylist())]
-
-
-def drawn_flows(cfg: SimConfig) -> sim.SimResult:
-    """An engine run that just covers the start window: its flows and links tables give the RTTs
-    and start times drawn for cfg's seed (they depend on the seed alone) and the static columns."""
-    short_s = max(cfg.start_window_s * 1.01, 1e-3)
-    return sim.run(dataclasses.replace(cfg, duration_s=short_s, warmup_s=0.0,
-                                       sample_interval_s=min(cfg.sample_interval_s, short_s)))
 
 
 def run(cfg: SimConfig) -> BackendResult:

@@ -35,8 +35,7 @@ from typing import Any
 from sim import SimConfig
 from sim.result import config_row
 from sweeps.backends.base import Backend, BackendResult
-from sweeps.backends.ns2 import drawn_flows
-from sweeps.backends.records import parse_records, to_result
+from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 SCENARIO = Path(__file__).with_name("ns3_dumbbell.cc")
 INSTALL = "pip install -e '.[ns3]'"

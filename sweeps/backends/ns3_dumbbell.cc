@@ -12,6 +12,10 @@
 // PPP's 2 bytes) takes pkt_bytes x 8 / rate on the wire, as in ns-2 and our engine.
 //
 // It returns the records that sweeps/backends/records.py reads (its docstring lists them).
+// Followed: ns-3 3.44's headers as installed by the wheel (tcp-socket-base.h, tcp-socket-state.h,
+// point-to-point-helper.h, bulk-send-application.h, packet-sink.h) and the attribute and trace
+// source names that TypeId reports at run time (TcpSocketBase: CongestionWindow, CongState, Tx,
+// Retransmission; Queue: Enqueue, Dequeue, Drop).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"

@@ -13,12 +13,21 @@ backends, so that both are read, and mapped onto the engine's schema, the same w
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import sim
 from sim import SimConfig
 from sweeps.backends.base import BackendResult, detail_table
+
+
+def drawn_flows(cfg: SimConfig) -> sim.SimResult:
+    """An engine run that just covers the start window: its flows and links tables give the RTTs
+    and start times drawn for cfg's seed (they depend on the seed alone) and the static columns."""
+    short_s = max(cfg.start_window_s * 1.01, 1e-3)
+    return sim.run(dataclasses.replace(cfg, duration_s=short_s, warmup_s=0.0,
+                                       sample_interval_s=min(cfg.sample_interval_s, short_s)))
 
 
 def parse_records(text: str) -> dict[str, Any]:
