@@ -275,11 +275,8 @@ class RunSpec:
     params: dict[str, Any]
     run_id: str
     backend_version: str
-
-    @property
-    def config_id(self) -> str:
-        """The run_id the engine would give this config: the same on every backend."""
-        return run_id_of(self.sim)
+    config_id: str
+    """The run_id the engine would give this config: the same on every backend."""
 
     def fault(self, kind: str, debug: dict[str, Any]) -> bool:
         rule = debug.get(kind)
@@ -326,7 +323,9 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
     backend = backend_of(job["backend"], cfg)
     version = backend.version()
-    return RunSpec(sim=cfg, params=params, run_id=run_id_of(cfg, backend.name, version), backend_version=version)
+    config_id = run_id_of(cfg)  # one hash serves an engine job as both
+    run_id = config_id if backend.name == backends.DEFAULT else run_id_of(cfg, backend.name, version)
+    return RunSpec(sim=cfg, params=params, run_id=run_id, backend_version=version, config_id=config_id)
 
 
 __all__ = ["SweepConfig", "RunSpec", "build_spec", "convert", "register", "run_id_of", "union_specs"]

@@ -9,13 +9,14 @@ mirror, or a simulator that is not installed, is refused up front with one line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any, Callable
 
 import pyarrow as pa
 
 from sim import SimConfig
 from sim.result import CLASSES_SCHEMA, CONTROL_SCHEMA, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_METRICS, \
-    TIMESERIES_SCHEMA, table
+    TIMESERIES_SCHEMA, config_row, table
 
 DETAIL_SCHEMAS: dict[str, pa.Schema] = {"timeseries": TIMESERIES_SCHEMA, "flows": FLOWS_SCHEMA,
                                         "links": LINKS_SCHEMA, "classes": CLASSES_SCHEMA, "control": CONTROL_SCHEMA}
@@ -38,6 +39,21 @@ class BackendResult:
             raise ValueError(f"detail tables must be {sorted(DETAIL_SCHEMAS)}, got {sorted(self.details)}")
         # Every metric, in the engine's order; those not given are NULL (not measured).
         object.__setattr__(self, "metrics", {k: self.metrics.get(k) for k in SUMMARY_METRICS})
+
+
+def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> None:
+    """ValueError naming the first config column (of `row`, a `config_row`) that is not in
+    `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror."""
+    default = config_row(SimConfig(tcp=row["tcp"]))  # a law's parameters keep its preset's values
+    skip = set(mapped) | set(OUTPUT_ONLY)
+    for key, value in row.items():
+        if key not in skip and value != default[key]:
+            raise ValueError(f"{key}: the {backend} backend supports only the default ({default[key]!r}), "
+                             f"got {value!r}")
+
+
+OUTPUT_ONLY = ("engine_version", "trace_max_events", "trace_start_s")
+"""Config columns that only shape the engine's outputs: no backend needs to mirror them."""
 
 
 def detail_table(name: str, columns: dict[str, list]) -> pa.Table:

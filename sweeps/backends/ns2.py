@@ -33,7 +33,7 @@ from pathlib import Path
 import sim
 from sim import SimConfig
 from sim.result import config_row
-from sweeps.backends.base import Backend, BackendResult
+from sweeps.backends.base import Backend, BackendResult, check_unmapped
 from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
@@ -58,7 +58,6 @@ MAPPED = {"tcp": "agent", "flows": "flows", "buffer_pkts": "buffer_pkts", "wmax_
           "tcp_max_burst_pkts": "max_burst_pkts", "short_mbps": "short_mbps", "short_flow_pkts": "short_flow_pkts",
           "access_mbps": "access_mbps", "access_buffer_pkts": "access_buffer_pkts",
           "sample_interval_s": "sample_interval_s"}
-IGNORED = ("engine_version", "trace_max_events", "trace_start_s")  # outputs ns-2 does not give
 
 
 def missing() -> str | None:
@@ -83,10 +82,7 @@ def check(cfg: SimConfig) -> None:
     row = config_row(cfg)
     if row["tcp"] not in AGENTS:
         raise ValueError(f"tcp: the ns2 backend supports {', '.join(AGENTS)}, got {row['tcp']!r}")
-    default = config_row(SimConfig(tcp=row["tcp"]))  # a law's parameters keep its preset's values
-    for key, value in row.items():
-        if key not in MAPPED and key not in IGNORED and value != default[key]:
-            raise ValueError(f"{key}: the ns2 backend supports only the default ({default[key]!r}), got {value!r}")
+    check_unmapped("ns2", row, MAPPED)
     if cfg.seed < 1:
         raise ValueError(f"seed: the ns2 backend needs seed >= 1 (ns-2 seeds 0 from the clock), got {cfg.seed}")
     if cfg.short_mbps > 0 and cfg.short_flow_pkts < 2:

@@ -34,7 +34,7 @@ from typing import Any
 
 from sim import SimConfig
 from sim.result import config_row
-from sweeps.backends.base import Backend, BackendResult
+from sweeps.backends.base import Backend, BackendResult, check_unmapped
 from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 SCENARIO = Path(__file__).with_name("ns3_dumbbell.cc")
@@ -48,7 +48,6 @@ MAPPED = ("tcp", "flows", "buffer_pkts", "wmax_pkts", "core_mbps", "rtt_ms", "rt
           "tcp_min_rto_ms", "tcp_tick_ms", "tcp_init_rto_s", "tcp_delayed_ack", "tcp_delack_ms",
           "tcp_limited_transmit", "access_mbps", "access_buffer_pkts", "sample_interval_s")
 """Config columns (sim.result.config_row) the scenario mirrors."""
-IGNORED = ("engine_version", "trace_max_events", "trace_start_s")  # outputs ns-3 does not give
 HEADERS_BYTES = 52
 
 
@@ -71,10 +70,7 @@ def check(cfg: SimConfig) -> None:
     if row["tcp"] not in SOCKET_TYPES:
         hint = " (ns-3 has no Reno; its NewReno is `newreno`, with SACK `sack`)" if row["tcp"] == "reno" else ""
         raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
-    default = config_row(SimConfig(tcp=row["tcp"]))
-    for key, value in row.items():
-        if key not in MAPPED and key not in IGNORED and value != default[key]:
-            raise ValueError(f"{key}: the ns3 backend supports only the default ({default[key]!r}), got {value!r}")
+    check_unmapped("ns3", row, MAPPED)
     if cfg.pkt_bytes <= HEADERS_BYTES:
         raise ValueError(f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), "
                          f"got {cfg.pkt_bytes}")
