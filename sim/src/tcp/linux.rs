@@ -4,6 +4,13 @@
 //!   increment (`LinuxCwnd`), where ns-2's own agents keep a fractional cwnd;
 //! - slow start while cwnd <= ssthresh (Linux's test, where ns-2's agents use <): +1 per ACK;
 //! - `cong_avoid_ai(w)`: +1 packet after w ACKs (Linux `tcp_cong_avoid_ai`);
+//! - `reno_cong_avoid` (Westwood+'s and TCP-LP's growth) counts bytes, not ACKs: ns-2's
+//!   TCP-Linux sets `sysctl_tcp_abc = 1` (`tcp/linux/ns-linux-param.c`), so Linux's
+//!   `tcp_reno_cong_avoid` in `tcp_cong.c` is RFC 3465's Appropriate Byte Counting: +1 packet
+//!   once a window's worth of data is acknowledged. ns-2 adds every ACK's newly acknowledged data
+//!   to `bytes_acked`, in every state and whether or not the window may grow (`tcp-linux.cc`,
+//!   `recv`), and zeroes it on entering recovery, on a timeout and in each slow-start step, so the
+//!   data acknowledged during a recovery counts towards the first increment after it;
 //! - on a loss the module's `ssthresh()` gives the new threshold from the current cwnd, and
 //!   cwnd drops to it (after a timeout to 1).
 //! The window never exceeds the receiver's cap `wmax` (Linux's `snd_cwnd_clamp`).
@@ -42,10 +49,12 @@ pub fn timestamp_jiffies(t: Time) -> u32 {
     (to_secs(t) * HZ as f64).round() as u32
 }
 
-/// An integer congestion window and its increment counter.
+/// An integer congestion window, its increment counter and ABC's count of acknowledged data.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LinuxCwnd {
     pub cnt: u32,
+    /// Linux `bytes_acked`, in packets: data acknowledged since the last increment or loss.
+    pub acked_pkts: i64,
 }
 
 impl LinuxCwnd {
@@ -78,12 +87,25 @@ impl LinuxCwnd {
         }
     }
 
-    /// Linux `tcp_reno_cong_avoid`: slow start, then +1 packet per window of ACKs.
+    /// ns-2's `bytes_acked += ...` on every ACK: the data it newly acknowledges counts for ABC.
+    pub fn count_acked(&mut self, ev: &AckEvent) {
+        self.acked_pkts += ev.acked_pkts.max(0);
+    }
+
+    /// Linux `tcp_reno_cong_avoid` with `sysctl_tcp_abc = 1`: slow start (+1 per ACK, and the
+    /// byte count restarts), then +1 packet each time a window's worth of data is acknowledged.
     pub fn reno_cong_avoid(&mut self, st: &mut TcpState) {
         if Self::in_slow_start(st) {
+            self.acked_pkts = 0;
             self.slow_start(st);
         } else {
-            self.cong_avoid_ai(st, Self::cwnd(st));
+            let window = Self::cwnd(st) as i64;
+            if self.acked_pkts >= window {
+                self.acked_pkts -= window;
+                if st.cwnd < st.wmax {
+                    st.cwnd += 1.0;
+                }
+            }
         }
     }
 
@@ -102,6 +124,7 @@ impl LinuxCwnd {
         st.ssthresh = ssthresh.max(2) as f64;
         st.cwnd = if timeout { 1.0 } else { st.ssthresh.min(st.wmax) };
         self.cnt = 0;
+        self.acked_pkts = 0;
     }
 }
 
@@ -130,5 +153,35 @@ mod tests {
             d = update_ack_ratio(d, &ev(3, true));
         }
         assert!((47..=48).contains(&d), "three packets per ACK, << 4: {d}");
+    }
+
+    #[test]
+    fn reno_growth_counts_acknowledged_data_as_ns2_abc_does() {
+        let mut st = TcpState::new(10.0, 5.0, 1e6);
+        let mut w = LinuxCwnd::default();
+        // Congestion avoidance at cwnd 10: +1 once 10 packets are acknowledged, in any ACK sizes.
+        for acked in [3, 3, 3] {
+            w.count_acked(&ev(acked, true));
+            w.reno_cong_avoid(&mut st);
+        }
+        assert_eq!(st.cwnd, 10.0);
+        w.count_acked(&ev(2, true));
+        w.reno_cong_avoid(&mut st);
+        assert_eq!((st.cwnd, w.acked_pkts), (11.0, 1), "11 acknowledged: one increment, 1 left");
+        // A loss zeroes the count; what recovery acknowledges (a duplicate counts nothing) then
+        // counts towards the first increment after it.
+        w.on_loss(&mut st, 5, false);
+        st.cwnd = 6.0; // as Westwood+'s BWE x RTTmin sets it
+        for acked in [0, 0, 0, 4] {
+            w.count_acked(&ev(acked, false));
+        }
+        w.count_acked(&ev(3, true));
+        w.reno_cong_avoid(&mut st);
+        assert_eq!((st.cwnd, w.acked_pkts), (7.0, 1), "7 acknowledged since the loss, cwnd 6");
+        // Slow start: +1 per ACK, and the count restarts.
+        st.ssthresh = 100.0;
+        w.count_acked(&ev(4, true));
+        w.reno_cong_avoid(&mut st);
+        assert_eq!((st.cwnd, w.acked_pkts), (8.0, 0));
     }
 }

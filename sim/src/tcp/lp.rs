@@ -11,7 +11,7 @@
 //!   indication came within the inference time (3 x the echoed packet's RTT), and the
 //!   minimum and maximum restart from the smoothed OWD; ssthresh is left alone;
 //! - within the inference time the window does not grow; otherwise growth and the loss
-//!   response are Reno's.
+//!   response are Reno's (growth with ns-2's Appropriate Byte Counting, linux.rs).
 //! Timestamps are 1 ms jiffies, as ns-2's TCP-Linux rounds them, and the state is the module's
 //! integers with their wrap-arounds. ns-2's glue defines `u32` as `unsigned long` (64 bits on
 //! the amd64 build we compare with), so the module's "u32" arithmetic is u64 here (`Ns2U32`).
@@ -166,6 +166,7 @@ impl WindowLaw for Lp {
     }
 
     fn on_ack_event(&mut self, st: &mut TcpState, ev: &AckEvent) {
+        self.w.count_acked(ev); // ABC's count runs during inference too (linux.rs)
         if ev.acked_pkts == 0 {
             return; // Linux calls pkts_acked for new data only
         }

@@ -230,6 +230,13 @@ pub trait Recovery: Send {
         false
     }
 
+    /// RTT samples count the clock ticks between send and ACK (ns-2's `rtt_update` without
+    /// timestamps: the number of tick boundaries crossed, 0 or 1 more than the rounded RTT) instead
+    /// of the rounded RTT.
+    fn counts_rtt_ticks(&self) -> bool {
+        false
+    }
+
     /// A recovery that detects losses from its own scoreboard, without counting duplicate ACKs
     /// (ns-2's TCP-Linux), takes every ACK whole, after the RTT sample and the window law's
     /// `on_ack_event`, and returns true; the others return false and the sender goes on.

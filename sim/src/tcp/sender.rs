@@ -2,7 +2,8 @@
 //! `Agent/TCP`:
 //! - window: packets `t_seqno <= highest_ack + window` may be in flight;
 //! - RTT: one segment timed at a time (no timestamps, as ns-2's default), samples rounded to
-//!   the clock tick (ns-2 `tcpTick_`, 10 ms), srtt/rttvar per RFC 6298, RTO = srtt + 4 rttvar
+//!   the clock tick (ns-2 `tcpTick_`, 10 ms; the `linux` recovery counts tick boundaries, as
+//!   TCP-Linux does), srtt/rttvar per RFC 6298, RTO = srtt + 4 rttvar
 //!   raised to min_rto, then doubled per backoff and capped at max_rto (RFC 6298 5.5; ns-2's
 //!   `rtt_timeout` with its default `rfc2988_`), backoff reset by the next valid sample (Karn);
 //! - three duplicate ACKs start fast retransmit unless they are below `recover` (ns-2
@@ -337,7 +338,13 @@ impl TcpSender {
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
             if ackno >= seq && ackno > c.st.highest_ack {
-                rtt_sample_s = Some(c.rtt_sample(to_secs(now - sent_at)));
+                let rtt_s = if self.recovery.counts_rtt_ticks() && c.p.tick_s > 0.0 {
+                    let ticks = |t: Time| (to_secs(t) / c.p.tick_s).floor();
+                    (ticks(now) - ticks(sent_at)) * c.p.tick_s
+                } else {
+                    to_secs(now - sent_at)
+                };
+                rtt_sample_s = Some(c.rtt_sample(rtt_s));
                 c.timing = None;
             }
         }

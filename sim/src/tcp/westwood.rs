@@ -1,12 +1,13 @@
 //! TCP Westwood+ (`cc = westwood`; Mascolo et al., "TCP Westwood: bandwidth estimation for TCP",
 //! MobiCom 2001; Grieco and Mascolo, CCR 2004), as Linux's `tcp_westwood.c` in the copy ns-2
 //! 2.35's TCP-Linux ships (from Linux 2.6.22.6), which the ABS paper ran:
-//! - growth is Reno's (Linux's integer slow start and one packet per window of ACKs);
+//! - growth is Reno's (Linux's integer slow start, then one packet per window of acknowledged
+//!   data: ns-2's TCP-Linux runs `tcp_reno_cong_avoid` with Appropriate Byte Counting, linux.rs);
 //! - a bandwidth estimate from the ACK stream: the packets acknowledged in each window of at
 //!   least one smoothed RTT (and 50 ms), over its length, go through two 7/8 low-pass filters
 //!   (Westwood+'s once-per-RTT sampling); a duplicate ACK counts one packet, taken back from the
 //!   cumulative ACK that covers it (Linux's `accounted`);
-//! - RTTmin is the least smoothed RTT seen (Linux's `rtt_min`, from `srtt`);
+//! - RTTmin is the least smoothed RTT seen (Linux's `rtt_min`, from `srtt >> 3`: whole jiffies);
 //! - on three duplicate ACKs, ssthresh = max(cwnd / 2, 2) (Reno's) and cwnd = max(BWE x RTTmin,
 //!   2) (the module's `min_cwnd`), which is where ns-2's TCP-Linux applies Westwood+: it has no
 //!   CWR-completion event, so Linux's later `cwnd = ssthresh = BWE x RTTmin` never comes. Recovery
@@ -17,7 +18,7 @@
 //! The estimate is kept in packets per second as a float, where Linux divides bytes by jiffies
 //! in integers (the truncation is below 0.1% at these rates).
 
-use super::linux::LinuxCwnd;
+use super::linux::{LinuxCwnd, HZ};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{normalize, Param, Value, VariantDef};
 use crate::time::{to_secs, Time};
@@ -138,6 +139,7 @@ impl Westwood {
 
 impl WindowLaw for Westwood {
     fn on_ack_event(&mut self, st: &mut TcpState, ev: &AckEvent) {
+        self.w.count_acked(ev);
         let now_s = to_secs(ev.now);
         let snd_una = st.highest_ack + 1 + ev.acked_pkts;
         if self.win_start_s.is_none() {
@@ -145,7 +147,7 @@ impl WindowLaw for Westwood {
         }
         if ev.acked_pkts > 0 {
             if let Some(srtt) = ev.srtt_s {
-                self.rtt_s = srtt; // Linux `pkts_acked`
+                self.rtt_s = (srtt * HZ as f64).floor() / HZ as f64; // Linux `pkts_acked`: srtt >> 3
             }
         }
         self.update_window(now_s);
