@@ -146,8 +146,11 @@ proc flows_line {at} {
   set i 0
   foreach tcp $tcps {
     # ack_ is the highest cumulative ACK, -1 before the first: ack_ + 1 packets are acknowledged.
+    # TCP-Linux counts its window cuts (recoveries and timeouts) in ncwndcuts_ only; ns-2's own
+    # agents count loss-driven cuts in ncwndcuts1_ (ncwndcuts_ adds idle restarts).
+    set cuts [expr {[$tcp info class] eq "Agent/TCP/Linux" ? [$tcp set ncwndcuts_] : [$tcp set ncwndcuts1_]}]
     puts $out [format "flow id %d at %s acked %d rexmit_pkts %d timeouts %d cwnd_cuts %d sent_pkts %d" \
-      $i $at [expr [$tcp set ack_] + 1] [$tcp set nrexmitpack_] [$tcp set nrexmit_] [$tcp set ncwndcuts1_] \
+      $i $at [expr [$tcp set ack_] + 1] [$tcp set nrexmitpack_] [$tcp set nrexmit_] $cuts \
       [$tcp set ndatapack_]]
     incr i
   }
