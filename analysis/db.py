@@ -47,10 +47,13 @@ def _comment_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
-            name: str | None = None, backend: str | None = None) -> duckdb.DuckDBPyConnection:
+            name: str | None = None, backend: str | None = None,
+            engine_version: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets,
-    limited to one sweep (`sweep`: an id or "latest"), one preset's sweeps (`name`) or one
-    simulator's runs (`backend`: a reproduction's own figures are the engine's) if given.
+    limited to one sweep (`sweep`: an id or "latest"), one preset's sweeps (`name`), one
+    simulator's runs (`backend`: a reproduction's own figures are the engine's) or the runs of one
+    engine version (`engine_version`: a sweep re-run after a version bump keeps its sweep_id, and
+    its older runs stay stored beside the new ones) if given.
     Tables without files yet are empty views with the documented schema. Raises NoResults if a
     local results_dir does not exist."""
     if "://" not in str(results_dir) and not Path(results_dir).is_dir():
@@ -78,7 +81,9 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
     if sweep or name:
         _restrict(con, sweep, name)
     if backend:
-        _restrict_backend(con, backend)
+        _restrict_runs(con, "backend", backend)
+    if engine_version:
+        _restrict_runs(con, "engine_version", engine_version)
     for table in TABLES:
         _comment_columns(con, table)
     return con
@@ -124,14 +129,14 @@ def _evolved(con: duckdb.DuckDBPyConnection, table: str) -> str:
     return ", ".join(parts + added)
 
 
-def _restrict_backend(con: duckdb.DuckDBPyConnection, backend: str) -> None:
-    """Re-points every view at one backend's runs."""
-    quoted = "'" + backend.replace("'", "''") + "'"
-    con.execute("ALTER VIEW runs RENAME TO _any_backend_runs")
-    con.execute(f"CREATE VIEW runs AS SELECT * FROM _any_backend_runs WHERE backend = {quoted}")
+def _restrict_runs(con: duckdb.DuckDBPyConnection, column: str, value: str) -> None:
+    """Re-points every view at the runs whose `column` (of runs) is `value`."""
+    quoted = "'" + value.replace("'", "''") + "'"
+    con.execute(f"ALTER VIEW runs RENAME TO _any_{column}_runs")
+    con.execute(f"CREATE VIEW runs AS SELECT * FROM _any_{column}_runs WHERE {column} = {quoted}")
     for table in TABLES[1:]:
-        con.execute(f"ALTER VIEW {table} RENAME TO _any_backend_{table}")
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _any_backend_{table} "
+        con.execute(f"ALTER VIEW {table} RENAME TO _any_{column}_{table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _any_{column}_{table} "
                     "WHERE run_id IN (SELECT run_id FROM runs)")
 
 

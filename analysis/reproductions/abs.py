@@ -5,14 +5,14 @@ the same set-up (stored runs of the ns2 backend: `python -m analysis reproduce a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from statistics import fmean
 from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.db import connect
-from analysis.reproductions.common import Report, backend_means, backend_override, plain_log_x, status_note, sweep_cli
+from analysis.reproductions.common import (Report, backend_means, backend_override, plain_log_x, status_note, stored,
+                                           sweep_cli)
 
 # The issue's agreement bounds: utilization within UTIL_TOL of ns-2, loss rate within LOSS_REL
 # relative where ns-2's loss rate exceeds LOSS_FLOOR.
@@ -67,9 +67,9 @@ def stored_ns2(con: Any) -> dict[str, Any]:
     return out
 
 
-def abs_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
-    rc = sweep_cli("abs_fig1", results, rerun, backend_override())
-    con = connect(results)
+def abs_fig1(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
+    rc = sweep_cli("abs_fig1", results, rerun, [*backend_override(), *overrides])
+    con = stored(results)
     data = con.execute("""SELECT tcp, buffer_pkts, avg(utilization), avg(loss_rate), avg(access_loss_rate)
         FROM runs WHERE name = 'abs_fig1' AND status = 'ok' AND backend = 'engine' GROUP BY ALL
         ORDER BY tcp, buffer_pkts""").fetchall()

@@ -12,9 +12,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis import papers
-from analysis.db import connect
 from analysis.reproductions.abs_control import control_series, plot_timeline, second_half, settle_time_s, spread
-from analysis.reproductions.common import Report, status_note, sweep_cli
+from analysis.reproductions.common import Report, status_note, sweep_cli, stored
 
 NAME = "abs_fig2_3"
 OSCILLATING = 0.5
@@ -90,7 +89,7 @@ def reading(cases: list[dict[str, Any]]) -> str:
 
 def abs_fig2_3(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli(NAME, results, rerun, overrides)
-    con = connect(results, backend="engine")
+    con = stored(results, "engine")
     cases = sorted((case_metrics(con, r) for r in second_half(con, NAME)),
                    key=lambda m: (-m["target_util"], bool(m["train"])))
 

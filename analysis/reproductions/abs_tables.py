@@ -12,9 +12,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis import papers
-from analysis.db import connect
 from analysis.reproductions.abs_control import second_half
-from analysis.reproductions.common import Report, fmt, plain_log_x, status_note, sweep_cli
+from analysis.reproductions.common import Report, fmt, plain_log_x, status_note, sweep_cli, stored
 
 POLICIES = ("bdp", "stanford", "bscl", "abs", "abs_magnitude")
 TARGET_UTIL, TARGET_LOSS = papers.ABS_TABLE_TARGETS
@@ -105,7 +104,7 @@ def static_reading(runs: list[dict[str, Any]], axis: str, paper: dict, rising: b
 
 def run_table(name: str, results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[int, list[dict]]:
     rc = sweep_cli(name, results, rerun, overrides)
-    return rc, second_half(connect(results, backend="engine"), name)
+    return rc, second_half(stored(results, "engine"), name)
 
 
 def _plot(runs: list[dict[str, Any]], axis: str, xlabel: str, paper: dict, title: str) -> Callable[[], None]:

@@ -12,9 +12,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis import papers
-from analysis.db import connect
 from analysis.reproductions.abs_control import moving_mean, plot_timeline, spread
-from analysis.reproductions.common import Report, status_note, sweep_cli
+from analysis.reproductions.common import Report, status_note, sweep_cli, stored
 
 INTERVAL_S = 0.02
 """T of the figures' presets (section 4.1's 20 ms)."""
@@ -126,7 +125,7 @@ LOAD_STEPS = papers.ABS_FIG4_LOAD_STEPS_S
 
 def abs_fig4(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("abs_fig4", results, rerun, overrides)
-    runs = link_runs(connect(results, backend="engine"), "abs_fig4")
+    runs = link_runs(stored(results, "engine"), "abs_fig4")
     rows, parts = [], []
     for r in runs:
         ends = [*LOAD_STEPS[1:], r["duration_s"]]
@@ -158,7 +157,7 @@ def _single_link(name: str, title: str, claim: str, results: str, rerun: bool, o
     u_star, p_star = papers.ABS_FIG_TARGETS[name]
     claim = claim.format(u_star=u_star, p_star=p_star)
     rc = sweep_cli(name, results, rerun, overrides)
-    runs = link_runs(connect(results, backend="engine"), name)
+    runs = link_runs(stored(results, "engine"), name)
     rows = summary_rows(runs)
     parts = [f"With eq. 8 {row[0]}: b spans {row[3]:.0f}-{row[4]:.0f} packets (5th-95th percentile), p(n) "
              f"averages {100 * row[5]:.2f}% and u(n) {100 * row[6]:.1f}% "
@@ -211,7 +210,7 @@ FIG9_TARGETS = papers.ABS_FIG9_TARGETS
 
 def abs_fig9(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("abs_fig9", results, rerun, overrides)
-    runs = link_runs(connect(results, backend="engine"), "abs_fig9")
+    runs = link_runs(stored(results, "engine"), "abs_fig9")
     rows = summary_rows(runs)
     parts = [f"eq. 8 {row[0]}, link {row[1]} (u* = {FIG9_TARGETS[row[1]][0]:.0%}, p* = {FIG9_TARGETS[row[1]][1]:.0%}): "
              f"p(n) {100 * row[5]:.2f}%, u(n) {100 * row[6]:.1f}%: {targets_met({'p': row[5], 'u': row[6]}, *FIG9_TARGETS[row[1]])}."

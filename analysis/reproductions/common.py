@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import sim  # noqa: E402
+from analysis.db import connect  # noqa: E402
 from sweeps.api import run_points  # noqa: E402
 
 
@@ -53,6 +54,13 @@ def fmt(v: Any) -> str:
 OTHER_BACKENDS: ContextVar[tuple[str, ...]] = ContextVar("other_backends", default=())
 """Backends besides the engine that a reproduction also runs its grid on (`python -m analysis
 reproduce NAME --backends ns2`); its report shows every backend stored, whether run now or before."""
+
+
+def stored(results: str, backend: str | None = None) -> Any:
+    """The DuckDB views over `results`, limited to this engine version's runs (every backend's
+    run_id keys on it; a preset re-run after a version bump keeps its sweep_id, and the older runs
+    stay stored beside the new ones) and, if given, to one backend's."""
+    return connect(results, backend=backend, engine_version=sim.ENGINE_VERSION)
 
 
 def backend_override() -> list[str]:

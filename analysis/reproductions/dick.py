@@ -8,22 +8,14 @@ from collections.abc import Callable
 import matplotlib.pyplot as plt
 
 from analysis import papers
-from analysis.db import connect
 from analysis.reproductions.common import (
-    Report,
-    backend_means,
-    backend_override,
-    mean_sd,
-    plain_log_x,
-    status_note,
-    sweep_cli,
-)
+    Report, backend_means, backend_override, mean_sd, plain_log_x, status_note, stored, sweep_cli)
 
 
 # -- Dick (2005) table --------------------------------------------------------------------------
 def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("dick_table", results, rerun, backend_override())
-    con = connect(results)
+    con = stored(results)
     data = con.execute("""SELECT tcp, flows, buffer_scale, any_value(buffer_pkts), list(utilization)
         FROM runs WHERE name = 'dick_table' AND status = 'ok' AND backend = 'engine' GROUP BY ALL""").fetchall()
     ours = {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}

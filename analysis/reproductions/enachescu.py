@@ -8,21 +8,15 @@ from collections.abc import Callable
 import matplotlib.pyplot as plt
 
 from analysis import papers, rules
-from analysis.db import connect, ok_run_values
+from analysis.db import ok_run_values
 from analysis.reproductions.common import (
-    Report,
-    mean_sd,
-    plain_log_x,
-    run_jobs,
-    status_note,
-    sweep_cli,
-)
+    Report, mean_sd, plain_log_x, run_jobs, status_note, stored, sweep_cli)
 
 
 # -- Enachescu et al. Fig. 1 ------------------------------------------------------------------
 def enachescu_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("enachescu_fig1", results, rerun)
-    con = connect(results, backend="engine")
+    con = stored(results, "engine")
     data = con.execute("""
         SELECT tcp, flows, buffer_pkts, list(utilization) AS u, avg(offered_load) AS load
         FROM runs WHERE name = 'enachescu_fig1' AND status = 'ok' GROUP BY ALL ORDER BY ALL""").fetchall()
@@ -159,7 +153,7 @@ def enachescu_fig2a(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
 # -- Enachescu et al. Fig. 2(b) ---------------------------------------------------------------
 def enachescu_fig2b(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("enachescu_fig2b", results, rerun)
-    con = connect(results, backend="engine")
+    con = stored(results, "engine")
     data = con.execute("""SELECT flows, buffer_pkts, avg(utilization) FROM runs
         WHERE name = 'enachescu_fig2b' AND status = 'ok' GROUP BY ALL ORDER BY ALL""").fetchall()
     curves: dict[int, list[tuple[int, float]]] = {}

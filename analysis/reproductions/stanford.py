@@ -10,17 +10,9 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis import rules
-from analysis.db import connect, ok_run_values
+from analysis.db import ok_run_values
 from analysis.reproductions.common import (
-    OTHER_BACKENDS,
-    Report,
-    fmt,
-    mean_sd,
-    plain_log_x,
-    ray_session,
-    run_jobs,
-    status_note,
-)
+    OTHER_BACKENDS, Report, fmt, mean_sd, plain_log_x, ray_session, run_jobs, status_note, stored)
 from analysis.search import min_buffer_search
 from sweeps.api import run_points
 
@@ -104,7 +96,7 @@ def _fig12(results: str, rerun: bool) -> Fig12:
     hi = [math.ceil(2 * fig12_rule_pkts(n)) for n in FIG12_FLOWS]
     searches = min_buffer_search(base, [{"flows": n} for n in FIG12_FLOWS], 0.95, hi, STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-    con = connect(results, backend="engine")
+    con = stored(results, "engine")
     at_min = {n: con.execute("""SELECT avg(mean_cwnd_pkts), avg(loss_rate), avg(short_afct_ms) FROM runs
                                 WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
                              [FIG12_NAME, n, b]).fetchone() for n, b in found.items()}
@@ -175,7 +167,7 @@ def profile_min_buffers(results: str, name: str, extra: list[str], flows: tuple[
     searches = min_buffer_search(base, [{"flows": n} for n in flows], 0.95, [math.ceil(bdp)] * len(flows),
                                  STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-    con = connect(results, backend="engine")
+    con = stored(results, "engine")
     diag = {n: con.execute("""
                 SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
                 FROM runs WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import analysis.db
+import sim
 from tests.conftest import ROOT
 from tests.sweeps.helpers import sweep
 
@@ -102,6 +103,14 @@ def test_schema_documents_every_column(results):
                     .fetchall())
     assert comments["utilization"].startswith("[1] Time the bottleneck spent transmitting")
     assert not [c for c, text in comments.items() if not text], "undocumented columns"
+
+
+def test_connect_keeps_one_engine_versions_runs(results):
+    # A preset re-run after a version bump keeps its sweep_id; reproductions read only this version.
+    current = analysis.db.connect(results, engine_version=sim.ENGINE_VERSION)
+    assert current.execute("SELECT count(*) FROM runs").fetchone()[0] == 8
+    older = analysis.db.connect(results, engine_version="0.0.0")
+    assert [older.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "timeseries", "flows")] == [0] * 3
 
 
 def test_filters_by_sweep_and_name_and_warns_across_sweeps(results, tmp_path):
