@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -34,6 +35,14 @@ def test_sql_prints_a_table(results):
                        "--results", str(results))
     assert res.returncode == 0, res.stderr
     assert "avg(utilization)" in res.stdout and "paced" in res.stdout and "(4 rows)" in res.stdout
+
+
+def test_timestamps_print(results):
+    # runs.started_at is a TIMESTAMP WITH TIME ZONE, which DuckDB hands to Python through pytz.
+    for fmt in ("table", "json", "csv"):
+        res = analysis_cli("sql", "SELECT min(started_at) AS t0 FROM runs", "--results", str(results), "--format", fmt)
+        assert res.returncode == 0, (fmt, res.stderr)
+        assert re.search(r"\d{4}-\d{2}-\d{2}", res.stdout), (fmt, res.stdout)
 
 
 def test_views_from_connect(results):
