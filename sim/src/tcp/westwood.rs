@@ -10,10 +10,9 @@
 //! - RTTmin is the least smoothed RTT seen (Linux's `rtt_min`, from `srtt >> 3`: whole jiffies);
 //! - on three duplicate ACKs, ssthresh = max(cwnd / 2, 2) (Reno's) and cwnd = max(BWE x RTTmin,
 //!   2) (the module's `min_cwnd`), which is where ns-2's TCP-Linux applies Westwood+: it has no
-//!   CWR-completion event, so Linux's later `cwnd = ssthresh = BWE x RTTmin` never comes. Recovery
-//!   then ends with cwnd below ssthresh, and the window slow-starts back to cwnd / 2 when BWE x
-//!   RTTmin is the smaller (ns-2 sets cwnd = ssthresh at that point; the result is the same
-//!   window one RTT later);
+//!   CWR-completion event, so Linux's later `cwnd = ssthresh = BWE x RTTmin` never comes. When BWE
+//!   x RTTmin is below ssthresh, the end of recovery raises cwnd to ssthresh (at most 3 above what
+//!   is in flight), as the `linux` recovery does for every module;
 //! - a timeout is Reno's: ssthresh = cwnd / 2, cwnd = 1.
 //! The estimate is kept in packets per second as a float, where Linux divides bytes by jiffies
 //! in integers (the truncation is below 0.1% at these rates).
