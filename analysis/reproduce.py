@@ -58,6 +58,12 @@ def reproduce(name: str, results: str, reports: str, rerun: bool = False, backen
         report, plot = REPRODUCTIONS[name](results, rerun)
     finally:
         OTHER_BACKENDS.reset(token)
+    write_report(name, report, plot, reports)
+    return 0
+
+
+def write_report(name: str, report: Report, plot: Callable[[], None], reports: str) -> None:
+    """Draws the figure and writes `reports`/NAME.png and NAME.md, each atomically."""
     out = Path(reports)
     out.mkdir(parents=True, exist_ok=True)
     plot()
@@ -71,4 +77,3 @@ def reproduce(name: str, results: str, reports: str, rerun: bool = False, backen
     tmp_md.write_text(report.markdown())
     tmp_md.replace(md)
     print(f"wrote {png} and {md}")
-    return 0

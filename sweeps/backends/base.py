@@ -8,8 +8,8 @@ mirror, or a simulator that is not installed, is refused up front with one line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pyarrow as pa

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 from analysis import rules
-from analysis.reproduce import REPRODUCTIONS, reproduce
+from analysis.reproduce import REPRODUCTIONS, reproduce, write_report
 from analysis.reproductions.abs import abs_fig1
 from analysis.reproductions.common import ray_session
 from analysis.reproductions.stanford import (
@@ -105,11 +105,9 @@ def test_abs_fig1(tmp_path):
     # Every variant and buffer on one seed (72 runs of 100 s at 100 Mb/s, under a minute); `make
     # reproduce` runs the preset's ten.
     report, plot = abs_fig1(str(tmp_path / "results"), False, ["seed=1"])
-    plot()
-    plt.savefig(tmp_path / "abs_fig1.png", dpi=110, format="png")
-    plt.close("all")
-    check_png(tmp_path / "abs_fig1.png")
-    md = report.markdown()
+    write_report("abs_fig1", report, plot, str(tmp_path / "reports"))
+    check_png(tmp_path / "reports" / "abs_fig1.png")
+    md = (tmp_path / "reports" / "abs_fig1.md").read_text()
     assert "exited with status" not in md
     rows = [ln.split(" | ") for ln in md.splitlines() if re.match(r"^\| [a-z]+ \| \d+ \|", ln)]
     assert len(rows) == 8 * 9
