@@ -28,7 +28,9 @@ SUPPORTED_HYDRA_GROUPS = ("hydra/job_logging", "hydra/hydra_logging", "hydra/hel
 
 
 def group_options() -> dict[str, list[str]]:
-    return {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in CONF_DIR.iterdir() if d.is_dir()}
+    """Each config group's options, nested ones included (`buffer_policy=abs2010/stanford`)."""
+    return {d.name: sorted(p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml"))
+            for d in CONF_DIR.iterdir() if d.is_dir()}
 
 
 def _group_values(o, key: str, options: list[str]) -> list[str]:

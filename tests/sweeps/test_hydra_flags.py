@@ -28,6 +28,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     (["--config-dir", str(ROOT / "conf"), "--cfg", "job", "rtt_ms=42"], "rtt_ms: 42"),
     (["hydra/job_logging=disabled", "--cfg", "hydra"], "job_logging"),
     (["experiment=smoke", "--cfg", "job"], "name: smoke"),  # no '+' needed
+    (["buffer_policy=abs2010/fig2_stable", "--cfg", "job"], "target_loss: 0.005"),  # a nested group option
     (["--help"], "tcp: bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
 ])
 def test_hydra_flags_work(args, expect):
