@@ -24,7 +24,8 @@ def second_half(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any
     rows = con.execute("""
         WITH r AS (SELECT r.run_id, r.exec_id, r.flows, r.core_mbps, r.warmup_s, r.seed, r.loss_rate,
                           r.buffer_policy_damping AS damping, r.buffer_policy_target_util AS target_util,
-                          r.buffer_policy_target_loss AS target_loss, r.buffer_policy_train AS train, l.buffer_policy
+                          r.buffer_policy_target_loss AS target_loss, r.buffer_policy_train AS train,
+                          r.buffer_policy_gamma AS gamma, l.buffer_policy
                    FROM runs r JOIN links l USING (run_id, exec_id) WHERE r.name = ? AND r.status = 'ok'),
         ts AS (SELECT t.run_id, t.exec_id, avg(t.buffer_pkts) AS buffer_pkts,
                       avg(CASE WHEN t.arrivals > 0 THEN t.drops / t.arrivals ELSE 0 END) AS loss_interval,
