@@ -99,13 +99,17 @@ def test_abs_fig6_never_exceeds_the_memory_bound(tmp_path):
 
 def test_abs_fig9_holds_each_links_targets(tmp_path):
     report, plot = abs_timelines.abs_fig9(str(tmp_path / "r"), False, ["duration_s=120"])
-    links = {(row[0], row[1]): row for row in report.rows}
-    assert set(links) == {(d, link) for d in ("signed", "magnitude") for link in (0, 1)}
-    for (damping, link), row in links.items():
+    links = {(row[0], row[9], row[1]): row for row in report.rows}
+    assert set(links) == {(d, t, link) for d in ("signed", "magnitude") for t in (20, 100) for link in (0, 1)}
+    for (damping, t, link), row in links.items():
         u_star, p_star = abs_timelines.FIG9_TARGETS[link]
-        assert row[5] <= p_star + 0.005, (damping, link, row)  # each link holds its own loss target
-    assert links[("signed", 1)][6] >= 0.75 and links[("magnitude", 1)][6] >= 0.75
-    # On link 0 utilization binds: only the |du| damping raises the buffer for it.
-    assert links[("magnitude", 0)][8] > 0.5 > links[("signed", 0)][8]
-    assert links[("magnitude", 0)][6] > links[("signed", 0)][6]
+        assert row[5] <= p_star + 0.005, (damping, t, link, row)  # each link holds its own loss target
+        if link == 1:
+            assert row[6] >= u_star, (damping, t, row)
+    # On link 0 utilization binds: only the |du| damping raises the buffer for it, and with T = 100 ms
+    # it reaches u* (within the tables' 1 point); at 20 ms the swings of u(n) hold it below.
+    assert links[("magnitude", 20, 0)][8] > 0.5 > links[("signed", 20, 0)][8]
+    assert links[("magnitude", 20, 0)][6] > links[("signed", 20, 0)][6]
+    assert links[("magnitude", 100, 0)][6] >= 0.94 > links[("magnitude", 20, 0)][6]
+    assert "the weighting alone moves the mean by" in report.reading
     plot()
