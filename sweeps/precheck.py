@@ -28,8 +28,9 @@ SUPPORTED_HYDRA_GROUPS = ("hydra/job_logging", "hydra/hydra_logging", "hydra/hel
 
 
 def group_options() -> dict[str, list[str]]:
-    """Each config group's options, nested ones included (`buffer_policy=abs2010/stanford`)."""
-    return {d.name: sorted(p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml"))
+    """Each config group's options, nested ones (`buffer_policy=abs2010/stanford`) after the others."""
+    return {d.name: sorted((p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")),
+                           key=lambda o: ("/" in o, o))
             for d in CONF_DIR.iterdir() if d.is_dir()}
 
 
