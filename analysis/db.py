@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from sweeps.store import SCHEMAS, TABLES, Store
+from sweeps.store import MEMBERS, MEMBERS_SCHEMA, SCHEMAS, TABLES, Store
 
 DEFAULT_RESULTS = "results"
 
@@ -50,7 +50,8 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
             name: str | None = None, backend: str | None = None,
             engine_version: str | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets,
-    limited to one sweep (`sweep`: an id or "latest"), one preset's sweeps (`name`), one
+    limited to one sweep (`sweep`: an id or "latest"), one preset's runs (`name`: those its sweeps
+    ran and those their grids found stored by another preset, all under this name), one
     simulator's runs (`backend`: a reproduction's own figures are the engine's) or the runs of one
     engine version (`engine_version`: a sweep re-run after a version bump keeps its sweep_id, and
     its older runs stay stored beside the new ones) if given.
@@ -61,25 +62,24 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
                         "results_dir")
     store = Store(str(results_dir))
     con = duckdb.connect()
-    for table in TABLES:
-        files = store.files(table)
-        bad = set(store.unreadable(table)) if files else set()
-        for path in sorted(bad):
-            print(f"warning: skipping {path}: not a readable Parquet file (the next sweep on this results_dir "
-                  "moves it to quarantine/)", file=sys.stderr)
-        files = [f for f in files if f not in bad]
-        if files and "://" not in str(results_dir):
+    for table, schema in (*((t, SCHEMAS[t]) for t in TABLES), (MEMBERS, MEMBERS_SCHEMA)):
+        files = _readable_files(store, table) if "://" not in str(results_dir) else []
+        if files:
             # A view cannot take parameters: the paths (our own listing) are quoted as SQL strings.
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
             con.execute(f"CREATE VIEW _files_{table} AS SELECT * FROM read_parquet([{listed}], "
                         "hive_partitioning = true, union_by_name = true)")
             con.execute(f"CREATE VIEW {table} AS SELECT {_evolved(con, table)} FROM _files_{table}")
         else:
-            empty = SCHEMAS[table].empty_table()
-            con.register(f"_{table}_empty", empty)
+            con.register(f"_{table}_empty", schema.empty_table())
             con.execute(f"CREATE VIEW {table} AS SELECT *, NULL::VARCHAR AS sweep_id FROM _{table}_empty")
-    if sweep or name:
-        _restrict(con, sweep, name)
+    if sweep:
+        _restrict(con, sweep)
+    if name:
+        quoted = "'" + name.replace("'", "''") + "'"
+        # A preset's runs include those another preset stored first (its `members`), under its name.
+        _restrict_runs_where(con, "name", f"name = {quoted} OR run_id IN (SELECT run_id FROM members "
+                             f"WHERE name = {quoted})", select=f"* REPLACE ({quoted} AS name)")
     if backend:
         _restrict_runs(con, "backend", backend)
     if engine_version:
@@ -89,19 +89,23 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
     return con
 
 
-def _restrict(con: duckdb.DuckDBPyConnection, sweep: str | None, name: str | None) -> None:
-    """Re-points every view at the chosen sweeps: `sweep` (an id, or "latest": the sweep whose
-    last run started last) and/or `name` (a preset's name)."""
+def _readable_files(store: Store, table: str) -> list[str]:
+    """The table's Parquet files, without (and warning about) those whose footer cannot be read."""
+    files = store.files(table)
+    bad = set(store.unreadable(table)) if files else set()
+    for path in sorted(bad):
+        print(f"warning: skipping {path}: not a readable Parquet file (the next sweep on this results_dir "
+              "moves it to quarantine/)", file=sys.stderr)
+    return [f for f in files if f not in bad]
+
+
+def _restrict(con: duckdb.DuckDBPyConnection, sweep: str) -> None:
+    """Re-points every view at one sweep: `sweep` is an id, or "latest" (the sweep whose last run
+    started last)."""
     if sweep == "latest":
         rows = con.sql("SELECT sweep_id FROM runs GROUP BY sweep_id ORDER BY max(started_at) DESC LIMIT 1").fetchall()
         sweep = rows[0][0] if rows else ""
-    where = []
-    if sweep:
-        where.append("sweep_id = '" + sweep.replace("'", "''") + "'")
-    if name:
-        where.append("name = '" + name.replace("'", "''") + "'")
-    ids = [r[0] for r in con.execute(f"SELECT DISTINCT sweep_id FROM runs WHERE {' AND '.join(where)}").fetchall()]
-    listed = ", ".join("'" + i.replace("'", "''") + "'" for i in ids) or "NULL"
+    listed = "'" + sweep.replace("'", "''") + "'"
     for table in TABLES:
         con.execute(f"ALTER VIEW {table} RENAME TO _all_{table}")
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM _all_{table} WHERE sweep_id IN ({listed})")
@@ -131,12 +135,17 @@ def _evolved(con: duckdb.DuckDBPyConnection, table: str) -> str:
 
 def _restrict_runs(con: duckdb.DuckDBPyConnection, column: str, value: str) -> None:
     """Re-points every view at the runs whose `column` (of runs) is `value`."""
-    quoted = "'" + value.replace("'", "''") + "'"
-    con.execute(f"ALTER VIEW runs RENAME TO _any_{column}_runs")
-    con.execute(f"CREATE VIEW runs AS SELECT * FROM _any_{column}_runs WHERE {column} = {quoted}")
+    _restrict_runs_where(con, column, f"{column} = '" + value.replace("'", "''") + "'")
+
+
+def _restrict_runs_where(con: duckdb.DuckDBPyConnection, tag: str, where: str, select: str = "*") -> None:
+    """Re-points `runs` at its rows matching `where` (SQL of our own, not user input), selected as
+    `select`, and every other table at those runs' rows (one stored row per run_id)."""
+    con.execute(f"ALTER VIEW runs RENAME TO _any_{tag}_runs")
+    con.execute(f"CREATE VIEW runs AS SELECT {select} FROM _any_{tag}_runs WHERE {where}")
     for table in TABLES[1:]:
-        con.execute(f"ALTER VIEW {table} RENAME TO _any_{column}_{table}")
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _any_{column}_{table} "
+        con.execute(f"ALTER VIEW {table} RENAME TO _any_{tag}_{table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _any_{tag}_{table} "
                     "WHERE run_id IN (SELECT run_id FROM runs)")
 
 

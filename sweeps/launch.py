@@ -398,6 +398,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
     name = s.get("name") or s["job_name"]
     sweep_id = sweep_id_of(name, grid)
     counts, todo = _plan(store, run_ids, bool(s.get("force")), console)
+    store.write_members(sweep_id, name, run_ids)
     tracker = None
     if s["mlflow"]["enabled"] and todo:  # a fully cached sweep has nothing to log
         tracker = _open_tracker(grid, s, store, name, sweep_id, started)

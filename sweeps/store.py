@@ -87,6 +87,15 @@ SCHEMAS = {"runs": RUNS_SCHEMA, "timeseries": TIMESERIES_TABLE_SCHEMA, "flows": 
            "links": LINKS_TABLE_SCHEMA, "classes": CLASSES_TABLE_SCHEMA,
            "control": CONTROL_TABLE_SCHEMA}
 _REPLACES = b"buffersweep.replaces"
+MEMBERS = "members"
+MEMBERS_SCHEMA = pa.schema([
+    pa.field("run_id", pa.string(), metadata=_doc("", "a run of the sweep's grid, run now or stored before")),
+    pa.field("name", pa.string(), metadata=_doc("", "the sweep's name (its preset)")),
+    pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in the sweep's grid")),
+])
+"""`members/sweep_id=<id>/members.parquet`: every job of a sweep, cached ones included. A run_id
+does not depend on the sweep's name, so a run that another preset stored first keeps that preset's
+name in `runs`; this is how a preset still finds it (`analysis.db.connect(name=...)`)."""
 
 
 def open_fs(results_dir: str) -> tuple[pafs.FileSystem, str]:
@@ -164,6 +173,12 @@ class Store:
         with self.fs.open_output_stream(tmp) as out:
             pq.write_table(table, out, compression="zstd")
         self.fs.move(tmp, path)
+
+    def write_members(self, sweep_id: str, name: str, run_ids: list[str]) -> None:
+        """Records the sweep's grid (replacing an earlier record of the same sweep_id)."""
+        table = pa.table({"run_id": run_ids, "name": [name] * len(run_ids), "job_index": list(range(len(run_ids)))},
+                         schema=MEMBERS_SCHEMA)
+        self._write(table, f"{self._dir(MEMBERS, sweep_id)}/members.parquet")
 
     # -- checks -------------------------------------------------------------------------------
     def check_writable(self) -> None:

@@ -69,7 +69,7 @@ def stored_ns2(con: Any) -> dict[str, Any]:
 
 def abs_fig1(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("abs_fig1", results, rerun, [*backend_override(), *overrides])
-    con = stored(results)
+    con = stored(results, None, "abs_fig1")
     data = con.execute("""SELECT tcp, buffer_pkts, avg(utilization), avg(loss_rate), avg(access_loss_rate)
         FROM runs WHERE name = 'abs_fig1' AND status = 'ok' AND backend = 'engine' GROUP BY ALL
         ORDER BY tcp, buffer_pkts""").fetchall()

@@ -147,9 +147,10 @@ def gamma_reading(cases: list[dict[str, Any]]) -> str:
 
 def abs_fig2_3(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = max(sweep_cli(NAME, results, rerun, overrides), sweep_cli(GAMMA_NAME, results, rerun, overrides))
-    con = stored(results, "engine")
+    con = stored(results, "engine", NAME)
     cases = sorted((case_metrics(con, r) for r in second_half(con, NAME)),
                    key=lambda m: (-m["target_util"], bool(m["train"])))
+    con = stored(results, "engine", GAMMA_NAME)
     gammas = sorted((case_metrics(con, r) for r in second_half(con, GAMMA_NAME)),
                     key=lambda m: (-m["target_util"], m["gamma"]))
 

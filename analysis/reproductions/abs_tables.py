@@ -104,7 +104,7 @@ def static_reading(runs: list[dict[str, Any]], axis: str, paper: dict, rising: b
 
 def run_table(name: str, results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[int, list[dict]]:
     rc = sweep_cli(name, results, rerun, overrides)
-    return rc, second_half(stored(results, "engine"), name)
+    return rc, second_half(stored(results, "engine", name), name)
 
 
 def _plot(runs: list[dict[str, Any]], axis: str, xlabel: str, paper: dict, title: str) -> Callable[[], None]:

@@ -56,11 +56,12 @@ OTHER_BACKENDS: ContextVar[tuple[str, ...]] = ContextVar("other_backends", defau
 reproduce NAME --backends ns2`); its report shows every backend stored, whether run now or before."""
 
 
-def stored(results: str, backend: str | None = None) -> Any:
-    """The DuckDB views over `results`, limited to this engine version's runs (every backend's
-    run_id keys on it; a preset re-run after a version bump keeps its sweep_id, and the older runs
-    stay stored beside the new ones) and, if given, to one backend's."""
-    return connect(results, backend=backend, engine_version=sim.ENGINE_VERSION)
+def stored(results: str, backend: str | None, name: str) -> Any:
+    """The DuckDB views over `results`, limited to preset `name`'s runs (those another preset
+    stored first included), to this engine version's runs (every backend's run_id keys on it; a
+    preset re-run after a version bump keeps its sweep_id, and the older runs stay stored beside
+    the new ones) and, if given, to one backend's."""
+    return connect(results, name=name, backend=backend, engine_version=sim.ENGINE_VERSION)
 
 
 def backend_override() -> list[str]:

@@ -15,7 +15,7 @@ from analysis.reproductions.common import (
 # -- Dick (2005) table --------------------------------------------------------------------------
 def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("dick_table", results, rerun, backend_override())
-    con = stored(results)
+    con = stored(results, None, "dick_table")
     data = con.execute("""SELECT tcp, flows, buffer_scale, any_value(buffer_pkts), list(utilization)
         FROM runs WHERE name = 'dick_table' AND status = 'ok' AND backend = 'engine' GROUP BY ALL""").fetchall()
     ours = {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}

@@ -16,7 +16,7 @@ from analysis.reproductions.common import (
 # -- Enachescu et al. Fig. 1 ------------------------------------------------------------------
 def enachescu_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("enachescu_fig1", results, rerun)
-    con = stored(results, "engine")
+    con = stored(results, "engine", "enachescu_fig1")
     data = con.execute("""
         SELECT tcp, flows, buffer_pkts, list(utilization) AS u, avg(offered_load) AS load
         FROM runs WHERE name = 'enachescu_fig1' AND status = 'ok' GROUP BY ALL ORDER BY ALL""").fetchall()
@@ -153,7 +153,7 @@ def enachescu_fig2a(results: str, rerun: bool) -> tuple[Report, Callable[[], Non
 # -- Enachescu et al. Fig. 2(b) ---------------------------------------------------------------
 def enachescu_fig2b(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("enachescu_fig2b", results, rerun)
-    con = stored(results, "engine")
+    con = stored(results, "engine", "enachescu_fig2b")
     data = con.execute("""SELECT flows, buffer_pkts, avg(utilization) FROM runs
         WHERE name = 'enachescu_fig2b' AND status = 'ok' GROUP BY ALL ORDER BY ALL""").fetchall()
     curves: dict[int, list[tuple[int, float]]] = {}

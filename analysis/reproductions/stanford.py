@@ -96,7 +96,7 @@ def _fig12(results: str, rerun: bool) -> Fig12:
     hi = [math.ceil(2 * fig12_rule_pkts(n)) for n in FIG12_FLOWS]
     searches = min_buffer_search(base, [{"flows": n} for n in FIG12_FLOWS], 0.95, hi, STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-    con = stored(results, "engine")
+    con = stored(results, "engine", FIG12_NAME)
     at_min = {n: con.execute("""SELECT avg(mean_cwnd_pkts), avg(loss_rate), avg(short_afct_ms) FROM runs
                                 WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",
                              [FIG12_NAME, n, b]).fetchone() for n, b in found.items()}
@@ -167,7 +167,7 @@ def profile_min_buffers(results: str, name: str, extra: list[str], flows: tuple[
     searches = min_buffer_search(base, [{"flows": n} for n in flows], 0.95, [math.ceil(bdp)] * len(flows),
                                  STANFORD_SEEDS, results)
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
-    con = stored(results, "engine")
+    con = stored(results, "engine", name)
     diag = {n: con.execute("""
                 SELECT avg(mean_cwnd_pkts), avg(loss_rate), sum(timeouts) / sum(timeouts + fast_retransmits)
                 FROM runs WHERE name = ? AND status = 'ok' AND flows = ? AND buffer_pkts = ?""",

@@ -137,6 +137,25 @@ def test_filters_by_sweep_and_name_and_warns_across_sweeps(results, tmp_path):
     assert json.loads(smoke.stdout) == [{"n": 8}]
 
 
+def test_a_preset_finds_the_runs_another_preset_stored(results, tmp_path):
+    import shutil
+
+    # The same grid under another name: every run is cached (a run_id does not depend on the name),
+    # so its runs rows keep the name "smoke"; the sweep's members record lets "again" find them.
+    results = shutil.copytree(results, tmp_path / "results")
+    again = sweep(tmp_path, "-m", "+experiment=smoke", "name=again", "mlflow.enabled=false", results_dir=results)
+    assert again.returncode == 0 and "8 cached" in again.stdout + again.stderr, again.stdout + again.stderr
+    everything = analysis.db.connect(results)
+    assert everything.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (8, 8)
+    assert everything.execute("SELECT name, count(*) FROM members GROUP BY name ORDER BY name").fetchall() == \
+        [("again", 8), ("smoke", 8)]
+    con = analysis.db.connect(results, name="again")
+    assert con.execute("SELECT name, count(*) FROM runs GROUP BY name").fetchall() == [("again", 8)]
+    assert con.execute("SELECT count(DISTINCT run_id) FROM timeseries").fetchone()[0] == 8
+    assert analysis.db.connect(results, name="smoke").execute("SELECT count(*) FROM runs").fetchone()[0] == 8
+    assert analysis.db.connect(results, name="other").execute("SELECT count(*) FROM timeseries").fetchone()[0] == 0
+
+
 def test_shell_runs_statements(results):
     res = subprocess.run([sys.executable, "-m", "analysis", "shell", "--results", str(results)],
                          input="SELECT count(*) AS n\nFROM runs;\n.tables\n.schema links\n.quit\n", capture_output=True,
