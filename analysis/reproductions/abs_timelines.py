@@ -134,7 +134,8 @@ def abs_fig4(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[
     """The response to each load step, at the loss gain I_p of Figs. 2-3 and at 10x and 100x it:
     b's 1-s mean settling within 10% of its new level, and its spread once settled."""
     rc = sweep_cli("abs_fig4", results, rerun, overrides)
-    runs = link_runs(stored(results, "engine"), "abs_fig4")
+    con = stored(results, "engine", "abs_fig4")
+    runs = link_runs(con, "abs_fig4")
     rows, parts, worst_by_gain, spread_by_gain = [], [], {}, {}
     for r in runs:
         r["label"] = f"I_p = {r['gain_loss']:g}"
@@ -156,8 +157,7 @@ def abs_fig4(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[
                      f"step, and once settled b's 5th-95th percentile range is up to "
                      f"{100 * spread_by_gain[r['gain_loss']]:.0f}% of its mean; p(n) averages {losses} over the "
                      f"four segments (p* = {p_star:.0%}); b_u set the buffer in {100 * share:.0f}% of the intervals.")
-    pkts = stored(results, "engine").execute("SELECT any_value(core_mbps * 1e6 * ? / (8 * pkt_bytes)) FROM runs "
-                                             "WHERE name = 'abs_fig4'", [INTERVAL_S]).fetchone()[0]
+    pkts = con.execute("SELECT any_value(core_mbps * 1e6 * ? / (8 * pkt_bytes)) FROM runs", [INTERVAL_S]).fetchone()[0]
     reading = ("The paper: b follows each load change quickly, with small oscillations and smooth transitions. "
                + " ".join(parts) + " " + gain_reading(worst_by_gain, spread_by_gain, pkts))
     return _report("abs_fig4", "Zhang and Loguinov (2010), ABS Fig. 4: ABS under load changes (60 -> 40 -> 20 -> 40 "
@@ -191,12 +191,37 @@ def gain_reading(worst_by_gain: dict[float, float | None], spread_by_gain: dict[
                "so no gain gives a response within a few control intervals."))
 
 
+def bias_sentence(r: dict[str, Any], u_star: float) -> str:
+    """What eq. 8 magnitude integrates on run `r`'s link against the plain mean of u(n) - u*."""
+    b = damping_bias(window(r["series"], r["warmup_s"], r["duration_s"])["u"], u_star)
+    share = segment_stats(r["series"], r["warmup_s"], r["duration_s"])["util_share"]
+    return (f"At T = {r['interval_ms']:g} ms, link {r['link']}'s u(n) has a standard deviation of {b['sd']:.2f} "
+            f"between intervals and moves by {b['above']:.3f} on average where it is at or above u* against "
+            f"{b['below']:.3f} below: the |du|-weighted mean of u(n) - u*, which eq. 8 magnitude integrates, is "
+            f"{100 * b['weighted']:+.2f} points (b_p holds the buffer in the other {100 * (1 - share):.0f}% of the "
+            f"intervals), and the plain mean {100 * b['plain']:+.2f}, so the weighting alone moves the mean by "
+            f"{100 * (b['plain'] - b['weighted']):+.2f} points.")
+
+
+def damping_bias(u: list[float], u_star: float) -> dict[str, float]:
+    """What eq. 8 damped with |du| balances: the mean |u(n) - u(n-1)| at or above u* and below it,
+    the |du|-weighted and the plain mean of u(n) - u*, and u(n)'s standard deviation."""
+    pairs = [(abs(b - a), b - u_star) for a, b in zip(u, u[1:])]
+    above = [d for d, e in pairs if e >= 0] or [math.nan]
+    below = [d for d, e in pairs if e < 0] or [math.nan]
+    weight = sum(d for d, _ in pairs) or math.nan
+    mean = sum(u) / len(u)
+    return {"above": sum(above) / len(above), "below": sum(below) / len(below),
+            "weighted": sum(d * e for d, e in pairs) / weight, "plain": mean - u_star,
+            "sd": math.sqrt(sum((x - mean) ** 2 for x in u) / len(u))}
+
+
 def _single_link(name: str, title: str, claim: str, results: str, rerun: bool, overrides: Sequence[str],
                  bounds: Sequence[tuple[float, float]] | None = None) -> tuple[Report, Callable[[], None]]:
     u_star, p_star = papers.ABS_FIG_TARGETS[name]
     claim = claim.format(u_star=u_star, p_star=p_star)
     rc = sweep_cli(name, results, rerun, overrides)
-    runs = link_runs(stored(results, "engine"), name)
+    runs = link_runs(stored(results, "engine", name), name)
     rows = summary_rows(runs)
     parts = [f"With eq. 8 {row[0]} (T = {row[9]:g} ms): b spans {row[3]:.0f}-{row[4]:.0f} packets (5th-95th percentile), p(n) "
              f"averages {100 * row[5]:.2f}% and u(n) {100 * row[6]:.1f}% "
@@ -213,6 +238,8 @@ def _single_link(name: str, title: str, claim: str, results: str, rerun: bool, o
             over.append(f"eq. 8 {r['damping']}: the buffer {'never exceeds' if worst <= 0 else 'exceeds'} the bound "
                         f"(largest b minus bound: {worst:.0f} packets)")
         extra = " " + "; ".join(over) + "."
+    extra += "".join(" " + bias_sentence(r, u_star) for r in runs if r["damping"] == "magnitude"
+                     and segment_stats(r["series"], r["warmup_s"], r["duration_s"])["u"] < u_star)
     return _report(name, title, runs, rows, SUMMARY_HEADER, claim + " " + " ".join(parts) + extra, rc,
                    plot_runs(runs, f"{title} (ours)", {0: (u_star, p_star)}, bounds))
 
@@ -247,35 +274,14 @@ def abs_fig8(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[
 FIG9_TARGETS = papers.ABS_FIG9_TARGETS
 
 
-def damping_bias(u: list[float], u_star: float) -> dict[str, float]:
-    """What eq. 8 damped with |du| balances: the mean |u(n) - u(n-1)| at or above u* and below it,
-    the |du|-weighted and the plain mean of u(n) - u*, and u(n)'s standard deviation."""
-    pairs = [(abs(b - a), b - u_star) for a, b in zip(u, u[1:])]
-    above = [d for d, e in pairs if e >= 0] or [math.nan]
-    below = [d for d, e in pairs if e < 0] or [math.nan]
-    weight = sum(d for d, _ in pairs) or math.nan
-    mean = sum(u) / len(u)
-    return {"above": sum(above) / len(above), "below": sum(below) / len(below),
-            "weighted": sum(d * e for d, e in pairs) / weight, "plain": mean - u_star,
-            "sd": math.sqrt(sum((x - mean) ** 2 for x in u) / len(u))}
-
-
 def abs_fig9(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("abs_fig9", results, rerun, overrides)
-    runs = link_runs(stored(results, "engine"), "abs_fig9")
+    runs = link_runs(stored(results, "engine", "abs_fig9"), "abs_fig9")
     rows = summary_rows(runs)
     parts = [f"eq. 8 {row[0]}, T = {row[9]:g} ms, link {row[1]} (u* = {FIG9_TARGETS[row[1]][0]:.0%}, p* = "
              f"{FIG9_TARGETS[row[1]][1]:.0%}): p(n) {100 * row[5]:.2f}%, u(n) {100 * row[6]:.1f}%: "
              f"{targets_met({'p': row[5], 'u': row[6]}, *FIG9_TARGETS[row[1]])}." for row in rows]
-    why = [f"At T = {r['interval_ms']:g} ms, link 0's u(n) has a standard deviation of {b['sd']:.2f} between "
-           f"intervals and moves by {b['above']:.3f} on average where it is at or above u* against {b['below']:.3f} "
-           f"below: the |du|-weighted mean of u(n) - u*, which eq. 8 magnitude integrates, is "
-           f"{100 * b['weighted']:+.2f} points (b_p holds the buffer in the other "
-           f"{100 * (1 - segment_stats(r['series'], r['warmup_s'], r['duration_s'])['util_share']):.0f}% of the "
-           f"intervals), and the plain mean {100 * b['plain']:+.2f}, so the weighting alone moves the mean by "
-           f"{100 * (b['plain'] - b['weighted']):+.2f} points."
-           for r in runs if r["link"] == 0 and r["damping"] == "magnitude"
-           for b in [damping_bias(window(r["series"], r["warmup_s"], r["duration_s"])["u"], FIG9_TARGETS[0][0])]]
+    why = [bias_sentence(r, FIG9_TARGETS[0][0]) for r in runs if r["link"] == 0 and r["damping"] == "magnitude"]
     reading = ("The paper: the two ABS routers do not interfere, and each holds utilization at its own target. "
                + " ".join(parts) + " " + " ".join(why))
     return _report("abs_fig9", "Zhang and Loguinov (2010), ABS Fig. 9: an ABS on each link of a parking lot", runs,
