@@ -13,8 +13,8 @@ identity on the stored gains, and preset `abs_fig3_gamma` runs larger steps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
