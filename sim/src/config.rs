@@ -123,8 +123,11 @@ impl SimConfig {
         if self.rtt_spread_ms >= 2.0 * self.rtt_ms {
             return err(
                 "rtt_spread_ms",
-                format!("must be < 2 x rtt_ms ({}) so every RTT stays positive, got {}", 2.0 * self.rtt_ms,
-                        self.rtt_spread_ms),
+                format!(
+                    "must be < 2 x rtt_ms ({}) so every RTT stays positive, got {}",
+                    2.0 * self.rtt_ms,
+                    self.rtt_spread_ms
+                ),
             );
         }
         if self.warmup_s >= self.duration_s {
@@ -144,12 +147,16 @@ impl SimConfig {
         }
         let tc = self.tcp.common();
         if tc.min_rto_ms / 1000.0 > tc.max_rto_s {
-            return err("tcp.min_rto_ms",
-                       format!("must be <= tcp.max_rto_s x 1000 ({}), got {}", tc.max_rto_s * 1000.0, tc.min_rto_ms));
+            return err(
+                "tcp.min_rto_ms",
+                format!("must be <= tcp.max_rto_s x 1000 ({}), got {}", tc.max_rto_s * 1000.0, tc.min_rto_ms),
+            );
         }
         if tc.recovery == "linux" && tc.release != "window" {
-            return err("tcp.release",
-                       format!("must be window with tcp.recovery linux (it sends on the ACK clock), got {}", tc.release));
+            return err(
+                "tcp.release",
+                format!("must be window with tcp.recovery linux (it sends on the ACK clock), got {}", tc.release),
+            );
         }
         let net = self.topology.build(self)?;
         for link in &net.links {
@@ -175,8 +182,12 @@ impl SimConfig {
                 return err("rtts_ms", format!("must list one RTT per flow ({n}), got {}", rtts.len()));
             }
         }
-        if n == 0 && self.poisson_mbps == 0.0 && self.cbr_mbps == 0.0 && self.short_mbps == 0.0
-            && self.traffic.is_empty() {
+        if n == 0
+            && self.poisson_mbps == 0.0
+            && self.cbr_mbps == 0.0
+            && self.short_mbps == 0.0
+            && self.traffic.is_empty()
+        {
             return err(
                 "flows",
                 "is 0 and there is no other traffic (poisson_mbps, cbr_mbps, short_mbps, traffic): nothing to simulate"
@@ -195,12 +206,17 @@ impl SimConfig {
         if t_ms < self.sample_interval_s * 1000.0 {
             return Err(ConfigError::at(
                 "interval_ms",
-                format!("must be >= sample_interval_s ({} ms; lower sample_interval_s to control faster), got {t_ms}",
-                        self.sample_interval_s * 1000.0),
+                format!(
+                    "must be >= sample_interval_s ({} ms; lower sample_interval_s to control faster), got {t_ms}",
+                    self.sample_interval_s * 1000.0
+                ),
             ));
         }
         if self.duration_s / (t_ms / 1000.0) > 1e7 {
-            return Err(ConfigError::at("interval_ms", format!("gives more than 1e7 calls over duration_s; got {t_ms}")));
+            return Err(ConfigError::at(
+                "interval_ms",
+                format!("gives more than 1e7 calls over duration_s; got {t_ms}"),
+            ));
         }
         Ok(())
     }
@@ -242,7 +258,8 @@ mod tests {
         let tcp = Value::map(vec![("cc", Value::str("newreno")), ("min_rto_ms", Value::Float(1e6))]);
         assert_eq!(with("tcp", tcp).unwrap_err().field, "tcp.min_rto_ms");
         let steps = Value::List(vec![Value::List(vec![Value::Float(0.0), Value::Int(5)])]);
-        let ctl = Value::map(vec![("name", Value::str("schedule")), ("interval_ms", Value::Float(1e-9)), ("steps", steps)]);
+        let ctl =
+            Value::map(vec![("name", Value::str("schedule")), ("interval_ms", Value::Float(1e-9)), ("steps", steps)]);
         assert_eq!(with("buffer_policy", ctl).unwrap_err().field, "buffer_policy.interval_ms");
     }
 
@@ -252,25 +269,41 @@ mod tests {
         let err = |g: Vec<(&str, Value)>| one(g).unwrap_err().to_string();
         let (cfg, net) = one(vec![("kind", Value::str("udp")), ("flows", Value::Int(20))]).unwrap();
         assert_eq!((cfg.traffic.len(), net.traffic_routes.clone()), (1, vec![0]));
-        assert_eq!(err(vec![("kind", Value::str("pareto")), ("shape", Value::Float(1.0))]),
-                   "traffic.0.shape: must be > 1 (a Pareto law of shape <= 1 has an infinite mean), got 1");
-        assert_eq!(err(vec![("kind", Value::str("udp")), ("rate_mbps", Value::Float(-1.0))]),
-                   "traffic.0.rate_mbps: must be > 0, got -1");
-        assert_eq!(err(vec![("kind", Value::str("bulk")), ("schedule", Value::List(vec![]))]),
-                   "traffic.0.schedule: must list at least one (time_s, active_flows) step, or be null");
+        assert_eq!(
+            err(vec![("kind", Value::str("pareto")), ("shape", Value::Float(1.0))]),
+            "traffic.0.shape: must be > 1 (a Pareto law of shape <= 1 has an infinite mean), got 1"
+        );
+        assert_eq!(
+            err(vec![("kind", Value::str("udp")), ("rate_mbps", Value::Float(-1.0))]),
+            "traffic.0.rate_mbps: must be > 0, got -1"
+        );
+        assert_eq!(
+            err(vec![("kind", Value::str("bulk")), ("schedule", Value::List(vec![]))]),
+            "traffic.0.schedule: must list at least one (time_s, active_flows) step, or be null"
+        );
         assert!(err(vec![("kind", Value::str("udp")), ("route", Value::List(vec![Value::Int(0), Value::Int(1)]))])
             .starts_with("traffic.0.route: link 1 does not exist; the links are 0"));
-        assert_eq!(one(vec![("kind", Value::str("udp")), ("flows", Value::Int(0))]).unwrap_err().field,
-                   "traffic.0.flows");
-        assert_eq!(one(vec![("kind", Value::str("http")), ("sessions", Value::Int(0))]).unwrap_err().field,
-                   "traffic.0.sessions");
-        assert!(err(vec![("kind", Value::str("web"))]).starts_with("traffic.0.kind: unknown traffic \"web\"; allowed: \
-                                                                  bulk, http, pareto, udp"));
-        assert_eq!(err(vec![("kind", Value::str("udp")), ("tcp", Value::str("cubic"))]),
-                   "traffic.0.tcp: does not apply to udp traffic (not TCP); remove it");
+        assert_eq!(
+            one(vec![("kind", Value::str("udp")), ("flows", Value::Int(0))]).unwrap_err().field,
+            "traffic.0.flows"
+        );
+        assert_eq!(
+            one(vec![("kind", Value::str("http")), ("sessions", Value::Int(0))]).unwrap_err().field,
+            "traffic.0.sessions"
+        );
+        assert!(err(vec![("kind", Value::str("web"))]).starts_with(
+            "traffic.0.kind: unknown traffic \"web\"; allowed: \
+                                                                  bulk, http, pareto, udp"
+        ));
+        assert_eq!(
+            err(vec![("kind", Value::str("udp")), ("tcp", Value::str("cubic"))]),
+            "traffic.0.tcp: does not apply to udp traffic (not TCP); remove it"
+        );
         let steps = Value::List(vec![Value::List(vec![Value::Float(5.0), Value::Int(3)])]);
-        assert_eq!(err(vec![("kind", Value::str("bulk")), ("flows", Value::Int(2)), ("schedule", steps)]),
-                   "traffic.0.schedule.0.active_flows: must be <= flows (2), got 3");
+        assert_eq!(
+            err(vec![("kind", Value::str("bulk")), ("flows", Value::Int(2)), ("schedule", steps)]),
+            "traffic.0.schedule.0.active_flows: must be <= flows (2), got 3"
+        );
     }
 
     #[test]

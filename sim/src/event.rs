@@ -11,8 +11,8 @@
 //! their own FIFOs and schedule only their head, so the heap holds O(flows + links) entries.
 
 use crate::time::Time;
-use std::cmp::Ordering;
 use dary_heap::QuaternaryHeap;
+use std::cmp::Ordering;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -173,12 +173,7 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
-            vec![
-                (1, Event::LinkDone(0)),
-                (3, Event::LinkExit(1)),
-                (3, Event::LinkExit(2)),
-                (5, Event::SampleTick)
-            ]
+            vec![(1, Event::LinkDone(0)), (3, Event::LinkExit(1)), (3, Event::LinkExit(2)), (5, Event::SampleTick)]
         );
     }
 
@@ -191,7 +186,9 @@ mod tests {
         q.push_after_arrivals(2, Event::LinkDone(3));
         q.push(3, Event::LinkExit(4));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
-        assert_eq!(order, vec![Event::LinkExit(2), Event::LinkDone(3), Event::LinkExit(1), Event::LinkExit(4),
-                               Event::LinkDone(0)]);
+        assert_eq!(
+            order,
+            vec![Event::LinkExit(2), Event::LinkDone(3), Event::LinkExit(1), Event::LinkExit(4), Event::LinkDone(0)]
+        );
     }
 }

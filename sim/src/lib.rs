@@ -7,13 +7,13 @@
 //! `short`, `source`, buffer policies: `policy`) -> `results` (the tables of `output`).
 
 pub mod config;
-pub mod policy;
 pub mod event;
 pub mod link;
 pub mod metrics;
 pub mod output;
 pub mod packet;
 pub mod params;
+pub mod policy;
 pub mod queue;
 pub mod results;
 pub mod rng;

@@ -100,7 +100,11 @@ pub enum TypeDesc {
     Optional(Box<TypeDesc>),
     List(Box<TypeDesc>),
     /// A record (a `params!` struct): its fields, by name.
-    Record { name: &'static str, doc: String, fields: Vec<ParamSpec> },
+    Record {
+        name: &'static str,
+        doc: String,
+        fields: Vec<ParamSpec>,
+    },
     /// A tagged union (see `UnionDef`).
     Union(UnionDesc),
 }
@@ -357,12 +361,7 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The closest allowed name, if close enough to be a typo.
 pub fn did_you_mean<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    allowed
-        .iter()
-        .map(|a| (distance(key, a), *a))
-        .filter(|(d, a)| *d <= 2.max(a.len() / 4))
-        .min()
-        .map(|(_, a)| a)
+    allowed.iter().map(|a| (distance(key, a), *a)).filter(|(d, a)| *d <= 2.max(a.len() / 4)).min().map(|(_, a)| a)
 }
 
 /// An error for an unknown key, with a suggestion and the allowed keys.
@@ -564,7 +563,8 @@ impl UnionDef {
         allowed.extend_from_slice(C::keys());
         allowed.extend_from_slice(variant.keys);
         check_keys(map, &allowed, &format!(" for {} {}", self.name, variant.name))?;
-        let pick = |keys: &[&str]| Value::Map(map.iter().filter(|(k, _)| keys.contains(&k.as_str())).cloned().collect());
+        let pick =
+            |keys: &[&str]| Value::Map(map.iter().filter(|(k, _)| keys.contains(&k.as_str())).cloned().collect());
         let common = C::parse(&pick(C::keys()))?;
         let params = (variant.normalize)(&pick(variant.keys))?;
         let label = self.label(variant.name, &common.value());
@@ -636,8 +636,7 @@ macro_rules! union_param {
             /// A preset or variant by name (panics on an unknown name: for defaults and tests).
             #[allow(dead_code)]
             pub fn named(name: &str) -> Self {
-                <Self as $crate::params::Param>::parse(&$crate::params::Value::str(name))
-                    .expect("a registered name")
+                <Self as $crate::params::Param>::parse(&$crate::params::Value::str(name)).expect("a registered name")
             }
         }
     };
@@ -674,8 +673,8 @@ mod tests {
     fn errors_name_the_dotted_key_and_the_allowed_values() {
         let e = Link::parse(&m(vec![("buffer_pkts", Value::Int(-1))])).unwrap_err();
         assert_eq!(e.to_string(), "buffer_pkts: must be an integer in [0, 100], got -1");
-        let e = Link::parse(&m(vec![("delays_ms", Value::List(vec![Value::Float(1.0), Value::Float(-2.0)]))]))
-            .unwrap_err();
+        let e =
+            Link::parse(&m(vec![("delays_ms", Value::List(vec![Value::Float(1.0), Value::Float(-2.0)]))])).unwrap_err();
         assert_eq!(e.field, "delays_ms");
         assert!(e.message.contains("element 1"), "{e}");
         let e = Link::parse(&m(vec![("delays_ms", Value::List(vec![Value::str("x")]))])).unwrap_err();

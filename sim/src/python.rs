@@ -21,7 +21,10 @@ fn to_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConfigError> {
     }
     if obj.is_instance_of::<PyInt>() {
         return obj.extract::<i64>().map(Value::Int).map_err(|_| {
-            ConfigError::new(format!("must be an integer in [-2^63, 2^63), got {}", obj.str().map_or("?".into(), |s| s.to_string())))
+            ConfigError::new(format!(
+                "must be an integer in [-2^63, 2^63), got {}",
+                obj.str().map_or("?".into(), |s| s.to_string())
+            ))
         });
     }
     if let Ok(f) = obj.cast::<PyFloat>() {

@@ -3,12 +3,12 @@
 //! figures are the long flows'; link figures cover the measured window [warmup_s, duration_s],
 //! except the whole-run conservation counters.
 
+use crate::link::Role;
 use crate::metrics::{jain, ratio, utilization};
 use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, Summary, TimeseriesRow};
 use crate::packet::Kind;
 use crate::time::{to_secs, Time};
 use crate::trace::Trace;
-use crate::link::Role;
 use crate::world::World;
 
 pub struct RunOutput {
@@ -33,8 +33,16 @@ impl World<'_> {
         let links = self.link_rows(window);
         let summary = self.summary(window, &flows, wall_s);
         let classes = self.class_rows(window);
-        RunOutput { summary, timeseries: std::mem::take(&mut self.ts), flows, links, classes,
-                    control: std::mem::take(&mut self.control), trace: self.trace, interrupted }
+        RunOutput {
+            summary,
+            timeseries: std::mem::take(&mut self.ts),
+            flows,
+            links,
+            classes,
+            control: std::mem::take(&mut self.control),
+            trace: self.trace,
+            interrupted,
+        }
     }
 
     /// Packets of each long flow still in the network.
@@ -140,7 +148,8 @@ impl World<'_> {
         let goodputs: Vec<f64> = flows.iter().map(|r| r.goodput_mbps).collect();
         let crosses = |route: usize| self.net.routes[route].links.contains(&b);
         // Everything but the long flows offers a fixed rate.
-        let flat_mbps = if crosses(self.net.default_route) { cfg.poisson_mbps + cfg.cbr_mbps + cfg.short_mbps } else { 0.0 };
+        let flat_mbps =
+            if crosses(self.net.default_route) { cfg.poisson_mbps + cfg.cbr_mbps + cfg.short_mbps } else { 0.0 };
         let other_mbps = flat_mbps + self.traffic_rates_mbps(&crosses);
         let tcp_peak_bps: f64 = self
             .rtt_s

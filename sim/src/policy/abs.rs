@@ -27,8 +27,10 @@
 //! packet is pkt_bytes long). Buffers are real-valued inside the controller and rounded, at least
 //! 1 packet, when applied.
 
-use super::{measured_loss, measured_util, target_loss, target_util, util_measures, BufferPolicy, ControlState,
-            PolicyEntry, QueueView};
+use super::{
+    measured_loss, measured_util, target_loss, target_util, util_measures, BufferPolicy, ControlState, PolicyEntry,
+    QueueView,
+};
 use crate::params::{non_negative, normalize, one_of, ConfigError, Param, Value, VariantDef};
 
 crate::params! {
@@ -103,8 +105,16 @@ fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferPolicy>, ConfigError>
     };
     let mut memory: Vec<(f64, f64)> = p.memory_schedule.iter().flatten().map(|m| (m.time_s, m.pkts)).collect();
     memory.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let gains = AbsGains { target_util: p.target_util, target_loss: p.target_loss, gain_util: p.gain_util,
-                           gain_loss: p.gain_loss, interval_s: 0.0, train: p.train, gamma: p.gamma, damping };
+    let gains = AbsGains {
+        target_util: p.target_util,
+        target_loss: p.target_loss,
+        gain_util: p.gain_util,
+        gain_loss: p.gain_loss,
+        interval_s: 0.0,
+        train: p.train,
+        gamma: p.gamma,
+        damping,
+    };
     Ok(Box::new(AbsController { abs: Abs::new(gains, 0.0), memory, last_now_s: 0.0, util_measure: p.util_measure }))
 }
 
@@ -143,8 +153,15 @@ impl BufferPolicy for AbsController {
 
     fn state(&self) -> ControlState {
         let s = self.abs.state();
-        ControlState { b_pkts: Some(s.b), b_u_pkts: Some(s.b_u), b_p_pkts: Some(s.b_p), gain_util: Some(s.i_u),
-                       gain_loss: Some(s.i_p), u: Some(s.u), p: Some(s.p) }
+        ControlState {
+            b_pkts: Some(s.b),
+            b_u_pkts: Some(s.b_u),
+            b_p_pkts: Some(s.b_p),
+            gain_util: Some(s.i_u),
+            gain_loss: Some(s.i_p),
+            u: Some(s.u),
+            p: Some(s.p),
+        }
     }
 }
 
@@ -233,15 +250,22 @@ impl Abs {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn gains(train: bool, undamped: bool) -> AbsGains {
         let damping = if undamped { Damping::None } else { Damping::Signed };
-        AbsGains { target_util: 0.95, target_loss: 0.005, gain_util: 3000.0, gain_loss: 3000.0, interval_s: 0.2, train,
-                   gamma: 1.0, damping }
+        AbsGains {
+            target_util: 0.95,
+            target_loss: 0.005,
+            gain_util: 3000.0,
+            gain_loss: 3000.0,
+            interval_s: 0.2,
+            train,
+            gamma: 1.0,
+            damping,
+        }
     }
 
     #[test]
@@ -303,6 +327,10 @@ mod tests {
         // -I_u T (0.04 (0.82 - 0.95) - 0.04 (0.78 - 0.95)) = -I_u T 0.0016 < 0.
         assert!(signed.state().b_u < 100.0 - 400.0, "{}", signed.state().b_u);
         // Magnitude: +I_u T 0.04 (0.95 - u) per step, about 600 x 0.04 x 0.15 = 3.6.
-        assert!((magnitude.state().b_u - (100.0 + 999.0 * 600.0 * 0.04 * 0.15)).abs() < 1.0, "{}", magnitude.state().b_u);
+        assert!(
+            (magnitude.state().b_u - (100.0 + 999.0 * 600.0 * 0.04 * 0.15)).abs() < 1.0,
+            "{}",
+            magnitude.state().b_u
+        );
     }
 }

@@ -58,7 +58,8 @@ impl LinkContext {
     /// The peak load the long flows can offer: sum of Wmax / RTT over C.
     pub fn peak_load(&self) -> f64 {
         let bits = self.wmax_pkts * 8.0 * self.pkt_bytes as f64;
-        let rtts: &[f64] = if self.rtts_s.is_empty() { std::slice::from_ref(&self.default_rtt_s) } else { &self.rtts_s };
+        let rtts: &[f64] =
+            if self.rtts_s.is_empty() { std::slice::from_ref(&self.default_rtt_s) } else { &self.rtts_s };
         rtts.iter().map(|r| bits / r).sum::<f64>() / self.rate_bps
     }
 }
@@ -210,8 +211,13 @@ mod tests {
     use super::*;
 
     fn link(rtts_ms: &[f64]) -> LinkContext {
-        LinkContext { rate_bps: 16e6, pkt_bytes: 1000, rtts_s: rtts_ms.iter().map(|r| r / 1e3).collect(),
-                      default_rtt_s: 0.1, wmax_pkts: 64.0 }
+        LinkContext {
+            rate_bps: 16e6,
+            pkt_bytes: 1000,
+            rtts_s: rtts_ms.iter().map(|r| r / 1e3).collect(),
+            default_rtt_s: 0.1,
+            wmax_pkts: 64.0,
+        }
     }
 
     #[test]
@@ -233,12 +239,16 @@ mod tests {
 
 /// u*: a utilization in (0, 1].
 pub fn target_util() -> Check<f64> {
-    Check::new("a number in (0, 1]", |v: &f64| (!(*v > 0.0 && *v <= 1.0)).then(|| format!("must be in (0, 1], got {v}")))
+    Check::new("a number in (0, 1]", |v: &f64| {
+        (!(*v > 0.0 && *v <= 1.0)).then(|| format!("must be in (0, 1], got {v}"))
+    })
 }
 
 /// p*: a loss rate in [0, 1).
 pub fn target_loss() -> Check<f64> {
-    Check::new("a number in [0, 1)", |v: &f64| (!(*v >= 0.0 && *v < 1.0)).then(|| format!("must be in [0, 1), got {v}")))
+    Check::new("a number in [0, 1)", |v: &f64| {
+        (!(*v >= 0.0 && *v < 1.0)).then(|| format!("must be in [0, 1), got {v}"))
+    })
 }
 
 /// How an adaptive policy measures u(n).

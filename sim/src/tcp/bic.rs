@@ -72,8 +72,17 @@ pub struct Bic {
 impl Bic {
     pub fn new(p: BicParams) -> Self {
         let beta = (p.beta * BETA_SCALE as f64).round() as u32;
-        let mut b = Self { p, beta, w: LinuxCwnd::default(), cnt: 0, last_max_cwnd: 0, loss_cwnd: 0, last_cwnd: 0,
-                           last_time_s: f64::NEG_INFINITY, delayed_ack: 0 };
+        let mut b = Self {
+            p,
+            beta,
+            w: LinuxCwnd::default(),
+            cnt: 0,
+            last_max_cwnd: 0,
+            loss_cwnd: 0,
+            last_cwnd: 0,
+            last_time_s: f64::NEG_INFINITY,
+            delayed_ack: 0,
+        };
         b.reset();
         b
     }
@@ -180,8 +189,8 @@ mod tests {
         let acks = st.cwnd as usize / 2;
         for i in 0..acks {
             let t = start_s + 0.1 * i as f64 / acks as f64;
-            let ev = AckEvent { now: from_secs(t), acked_pkts: 2, srtt_s: Some(0.1), sacked: false, open: true,
-                                echo: None };
+            let ev =
+                AckEvent { now: from_secs(t), acked_pkts: 2, srtt_s: Some(0.1), sacked: false, open: true, echo: None };
             law.on_ack_event(st, &ev);
             law.on_ack(st, &Ack { now: from_secs(t), acked_pkts: 2, rtt_sample_s: None });
         }

@@ -53,7 +53,6 @@ fn factory(v: &Value) -> LawFactory {
     Box::new(move || Cubic::new(p.clone()).into())
 }
 
-
 pub struct Cubic {
     p: CubicParams,
     beta: u32,
@@ -81,9 +80,24 @@ impl Cubic {
     pub fn new(p: CubicParams) -> Self {
         let beta = (p.beta * BETA_SCALE as f64).round() as u32;
         let beta_scale = 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta);
-        let mut c = Self { p, beta, beta_scale, w: LinuxCwnd::default(), cnt: 0, last_max_cwnd: 0, loss_cwnd: 0,
-                           last_cwnd: 0, last_time_s: 0.0, origin: 0, k_s: 0.0, delay_min_s: 0.0,
-                           epoch_start_s: None, ack_cnt: 0, tcp_cwnd: 0, delayed_ack: 0 };
+        let mut c = Self {
+            p,
+            beta,
+            beta_scale,
+            w: LinuxCwnd::default(),
+            cnt: 0,
+            last_max_cwnd: 0,
+            loss_cwnd: 0,
+            last_cwnd: 0,
+            last_time_s: 0.0,
+            origin: 0,
+            k_s: 0.0,
+            delay_min_s: 0.0,
+            epoch_start_s: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            delayed_ack: 0,
+        };
         c.reset();
         c
     }
@@ -130,7 +144,8 @@ impl Cubic {
         });
         let t = now_s + self.delay_min_s - epoch;
         let delta = (self.p.c * (t - self.k_s).abs().powi(3)).floor();
-        let target = if t < self.k_s { (self.origin as f64 - delta).max(0.0) } else { self.origin as f64 + delta } as u32;
+        let target =
+            if t < self.k_s { (self.origin as f64 - delta).max(0.0) } else { self.origin as f64 + delta } as u32;
         self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100u32.saturating_mul(cwnd) };
         if self.delay_min_s > 0.0 {
             let min_cnt = (cwnd as f64 * 0.1 / (self.p.max_increment as f64 * self.delay_min_s)) as u32;

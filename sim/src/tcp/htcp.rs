@@ -78,9 +78,25 @@ pub struct Htcp {
 
 impl Htcp {
     pub fn new(p: HtcpParams) -> Self {
-        Self { p, w: LinuxCwnd::default(), alpha: ALPHA_BASE, beta: BETA_MIN, modeswitch: false, pkts_acked: 1,
-               packetcount: 0, min_rtt: 0, max_rtt: 0, last_cong: 0, min_b: 0, max_b: 0, old_max_b: 0, bi: 0,
-               lasttime: 0, srtt_j: 0, was_open: true }
+        Self {
+            p,
+            w: LinuxCwnd::default(),
+            alpha: ALPHA_BASE,
+            beta: BETA_MIN,
+            modeswitch: false,
+            pkts_acked: 1,
+            packetcount: 0,
+            min_rtt: 0,
+            max_rtt: 0,
+            last_cong: 0,
+            min_b: 0,
+            max_b: 0,
+            old_max_b: 0,
+            bi: 0,
+            lasttime: 0,
+            srtt_j: 0,
+            was_open: true,
+        }
     }
 
     fn cong_time(&self, now: u32) -> u32 {
@@ -131,7 +147,8 @@ impl Htcp {
         self.beta_update();
         self.alpha_update(now);
         if self.min_rtt > 0 && self.max_rtt > self.min_rtt {
-            self.max_rtt = self.min_rtt + (self.max_rtt - self.min_rtt) * 95 / 100; // fading memory
+            self.max_rtt = self.min_rtt + (self.max_rtt - self.min_rtt) * 95 / 100;
+            // fading memory
         }
         self.last_cong = now;
         ((LinuxCwnd::cwnd(st) * self.beta) >> 7).max(2)
@@ -152,7 +169,8 @@ impl Htcp {
         }
         self.packetcount += ev.acked_pkts as u32;
         let alpha_pkts = (self.alpha >> 7).max(1);
-        if self.packetcount >= LinuxCwnd::cwnd(st).saturating_sub(alpha_pkts) && self.min_rtt > 0
+        if self.packetcount >= LinuxCwnd::cwnd(st).saturating_sub(alpha_pkts)
+            && self.min_rtt > 0
             && now.wrapping_sub(self.lasttime) >= self.min_rtt
         {
             let cur_bi = self.packetcount * HZ / now.wrapping_sub(self.lasttime);

@@ -84,8 +84,21 @@ pub struct Lp {
 
 impl Lp {
     pub fn new(p: LpParams) -> Self {
-        Self { p, w: LinuxCwnd::default(), sowd: 0, owd_min: u32::MAX as Ns2U32, owd_max: 0, owd_max_rsv: 0, remote_hz: 0,
-               remote_ref_time: 0, local_ref_time: 0, last_drop: 0, inference: 0, within_inference: false, indications: 0 }
+        Self {
+            p,
+            w: LinuxCwnd::default(),
+            sowd: 0,
+            owd_min: u32::MAX as Ns2U32,
+            owd_max: 0,
+            owd_max_rsv: 0,
+            remote_hz: 0,
+            remote_ref_time: 0,
+            local_ref_time: 0,
+            last_drop: 0,
+            inference: 0,
+            within_inference: false,
+            indications: 0,
+        }
     }
 
     /// Linux `tcp_lp_remote_hz_estimator`: the remote clock rate from two consecutive (TSval,
@@ -112,7 +125,8 @@ impl Lp {
         if rhz <= 0 {
             return None;
         }
-        let owd = tsval.wrapping_mul(LP_RESOL / self.remote_hz).wrapping_sub(tsecr.wrapping_mul(LP_RESOL / HZ as Ns2U32));
+        let owd =
+            tsval.wrapping_mul(LP_RESOL / self.remote_hz).wrapping_sub(tsecr.wrapping_mul(LP_RESOL / HZ as Ns2U32));
         let owd = (owd as i64).wrapping_abs();
         (owd > 0).then_some(owd)
     }
@@ -170,7 +184,8 @@ impl WindowLaw for Lp {
         if ev.acked_pkts == 0 {
             return; // Linux calls pkts_acked for new data only
         }
-        let stamps = ev.echo.map(|e| (timestamp_jiffies(e.ack_sent) as Ns2U32, timestamp_jiffies(e.data_sent) as Ns2U32));
+        let stamps =
+            ev.echo.map(|e| (timestamp_jiffies(e.ack_sent) as Ns2U32, timestamp_jiffies(e.data_sent) as Ns2U32));
         if let Some(owd) = stamps.and_then(|(tsval, tsecr)| self.owd(tsval, tsecr)) {
             self.owd_sample(owd);
         }
@@ -205,8 +220,14 @@ mod tests {
 
     fn ack(law: &mut Lp, st: &mut TcpState, t: f64, owd: f64, rtt: f64) {
         let echo = Echo { data_sent: from_secs(t - rtt), ack_sent: from_secs(t - rtt + owd) };
-        let ev = AckEvent { now: from_secs(t), acked_pkts: 1, srtt_s: Some(rtt), sacked: false, open: true,
-                            echo: Some(echo) };
+        let ev = AckEvent {
+            now: from_secs(t),
+            acked_pkts: 1,
+            srtt_s: Some(rtt),
+            sacked: false,
+            open: true,
+            echo: Some(echo),
+        };
         law.on_ack_event(st, &ev);
         law.on_ack(st, &Ack { now: ev.now, acked_pkts: 1, rtt_sample_s: None });
     }

@@ -20,8 +20,8 @@ pub struct MixGroup {
 
 /// Splits a mix string into groups; the message names what is wrong.
 pub fn parse(mix: &str) -> Result<Vec<MixGroup>, String> {
-    let groups: Vec<&str> = mix.split(|c: char| c == ',' || c == '+' || c.is_whitespace()).filter(|g| !g.is_empty())
-        .collect();
+    let groups: Vec<&str> =
+        mix.split(|c: char| c == ',' || c == '+' || c.is_whitespace()).filter(|g| !g.is_empty()).collect();
     if groups.is_empty() {
         return Err("is empty; write groups as name:count, e.g. \"reno:10,highspeed:10\"".into());
     }
@@ -75,8 +75,10 @@ mod tests {
     #[test]
     fn parses_both_separators_and_names_errors() {
         let g = parse("reno:10, newreno:5+sack:1").unwrap();
-        assert_eq!(g.iter().map(|g| (g.name.as_str(), g.flows)).collect::<Vec<_>>(),
-                   vec![("reno", 10), ("newreno", 5), ("sack", 1)]);
+        assert_eq!(
+            g.iter().map(|g| (g.name.as_str(), g.flows)).collect::<Vec<_>>(),
+            vec![("reno", 10), ("newreno", 5), ("sack", 1)]
+        );
         assert!(parse("reno").unwrap_err().contains("name:count"));
         assert!(parse("reno:x").unwrap_err().contains("integer"));
         let tcp = TcpConfig::named("reno");
@@ -86,8 +88,11 @@ mod tests {
 
     #[test]
     fn a_group_keeps_the_common_settings() {
-        let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("reno")),
-                                ("min_rto_ms", Value::Float(1000.0))]);
+        let v = Value::map(vec![
+            ("cc", Value::str("newreno")),
+            ("recovery", Value::str("reno")),
+            ("min_rto_ms", Value::Float(1000.0)),
+        ]);
         let tcp = TcpConfig::parse(&v).unwrap();
         let g = tcp.group("sack").unwrap();
         assert_eq!((g.0.label, g.common().recovery.as_str(), g.common().min_rto_ms), ("sack", "sack", 1000.0));

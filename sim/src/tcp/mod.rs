@@ -34,10 +34,10 @@ pub mod scalable;
 pub mod sender;
 pub mod westwood;
 
-use crate::params::{float_in, int_in, one_of, opt, positive, non_negative, PresetDef, UnionDef, Value, VariantDef};
+use crate::params::{float_in, int_in, non_negative, one_of, opt, positive, PresetDef, UnionDef, Value, VariantDef};
 use crate::rng::SimRng;
-use enum_dispatch::enum_dispatch;
 use crate::time::Time;
+use enum_dispatch::enum_dispatch;
 
 /// The last congestion action, as ns-2's `last_cwnd_action_`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,8 +240,15 @@ pub trait Recovery: Send {
     /// A recovery that detects losses from its own scoreboard, without counting duplicate ACKs
     /// (ns-2's TCP-Linux), takes every ACK whole, after the RTT sample and the window law's
     /// `on_ack_event`, and returns true; the others return false and the sender goes on.
-    fn on_any_ack(&mut self, _core: &mut sender::SenderCore, _law: &mut AnyLaw, _ack: &Ack, _ackno: i64,
-                  _sack: &[(i64, i64)], _out: &mut Vec<i64>) -> bool {
+    fn on_any_ack(
+        &mut self,
+        _core: &mut sender::SenderCore,
+        _law: &mut AnyLaw,
+        _ack: &Ack,
+        _ackno: i64,
+        _sack: &[(i64, i64)],
+        _out: &mut Vec<i64>,
+    ) -> bool {
         false
     }
 }
@@ -288,8 +295,16 @@ pub enum AnyLaw {
 }
 
 /// The window laws (`tcp.cc`).
-pub const LAWS: &[LawEntry] = &[newreno::ENTRY, cubic::ENTRY, highspeed::ENTRY, scalable::ENTRY, bic::ENTRY,
-                                htcp::ENTRY, westwood::ENTRY, lp::ENTRY];
+pub const LAWS: &[LawEntry] = &[
+    newreno::ENTRY,
+    cubic::ENTRY,
+    highspeed::ENTRY,
+    scalable::ENTRY,
+    bic::ENTRY,
+    htcp::ENTRY,
+    westwood::ENTRY,
+    lp::ENTRY,
+];
 
 /// A loss recovery, statically dispatched.
 #[enum_dispatch(Recovery)]
@@ -474,13 +489,17 @@ mod tests {
 
     #[test]
     fn presets_expand_to_the_three_choices_and_label_back() {
-        for (name, recovery, release) in
-            [("reno", "reno", "window"), ("newreno", "newreno", "window"), ("paced", "newreno", "paced"),
-             ("poisson", "newreno", "poisson")]
-        {
+        for (name, recovery, release) in [
+            ("reno", "reno", "window"),
+            ("newreno", "newreno", "window"),
+            ("paced", "newreno", "paced"),
+            ("poisson", "newreno", "poisson"),
+        ] {
             let t = TcpConfig::named(name);
-            assert_eq!((t.0.variant, t.common().recovery.as_str(), t.common().release.as_str()),
-                       ("newreno", recovery, release));
+            assert_eq!(
+                (t.0.variant, t.common().recovery.as_str(), t.common().release.as_str()),
+                ("newreno", recovery, release)
+            );
             assert_eq!(t.0.label, name);
             assert_eq!(TcpConfig::parse(&t.value()).unwrap(), t, "{name} round-trips");
         }

@@ -27,8 +27,9 @@
 //! and exposes its timer deadlines (`rto_deadline`, `send_deadline`), which the world turns
 //! into (lazily rescheduled) events.
 
-use super::{Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState,
-            WindowLaw};
+use super::{
+    Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState, WindowLaw,
+};
 use crate::time::{from_secs, to_secs, Time};
 
 #[derive(Clone, Copy, Debug)]
@@ -326,8 +327,14 @@ impl TcpSender {
 
     /// An ACK with SACK blocks and, if the sender keeps timestamps, the sequence whose timestamp
     /// it echoes with the time the receiver sent it.
-    pub fn on_ack_stamped(&mut self, now: Time, ackno: i64, sack: &[(i64, i64)], stamp: Option<(i64, Time)>,
-                          out: &mut Vec<i64>) {
+    pub fn on_ack_stamped(
+        &mut self,
+        now: Time,
+        ackno: i64,
+        sack: &[(i64, i64)],
+        stamp: Option<(i64, Time)>,
+        out: &mut Vec<i64>,
+    ) {
         if !sack.is_empty() {
             self.recovery.on_sack(&self.core.st, sack);
         }
@@ -349,8 +356,14 @@ impl TcpSender {
             }
         }
         let echo = stamp.and_then(|(seq, ack_sent)| Some(Echo { data_sent: c.sent_at(seq)?, ack_sent }));
-        let ev = AckEvent { now, acked_pkts: ackno - c.st.highest_ack, srtt_s: c.srtt_s, sacked: !sack.is_empty(),
-                            open: c.st.ca_open(), echo };
+        let ev = AckEvent {
+            now,
+            acked_pkts: ackno - c.st.highest_ack,
+            srtt_s: c.srtt_s,
+            sacked: !sack.is_empty(),
+            open: c.st.ca_open(),
+            echo,
+        };
         self.law.on_ack_event(&mut c.st, &ev);
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
         if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
@@ -486,8 +499,10 @@ mod tests {
 
     /// A sender of window law `cc` with the `linux` recovery.
     fn linux(cc: &str) -> TcpSender {
-        let v = crate::params::Value::map(vec![("cc", crate::params::Value::str(cc)),
-                                               ("recovery", crate::params::Value::str("linux"))]);
+        let v = crate::params::Value::map(vec![
+            ("cc", crate::params::Value::str(cc)),
+            ("recovery", crate::params::Value::str("linux")),
+        ]);
         let t = <TcpConfig as crate::params::Param>::parse(&v).unwrap();
         TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
     }

@@ -69,8 +69,18 @@ pub struct Westwood {
 
 impl Default for Westwood {
     fn default() -> Self {
-        Self { w: LinuxCwnd::default(), bw_ns_est: 0.0, bw_est: 0.0, win_start_s: None, bk: 0.0, snd_una: 0,
-               accounted: 0, rtt_s: INIT_RTT_S, rtt_min_s: INIT_RTT_S, reset_rtt_min: true }
+        Self {
+            w: LinuxCwnd::default(),
+            bw_ns_est: 0.0,
+            bw_est: 0.0,
+            win_start_s: None,
+            bk: 0.0,
+            snd_una: 0,
+            accounted: 0,
+            rtt_s: INIT_RTT_S,
+            rtt_min_s: INIT_RTT_S,
+            reset_rtt_min: true,
+        }
     }
 }
 
@@ -194,8 +204,14 @@ mod tests {
         for i in 0..20_000 {
             let t = i as f64 / 1000.0;
             let srtt = if i == 500 { 0.08 } else { 0.1 };
-            let ev = AckEvent { now: from_secs(t), acked_pkts: 1, srtt_s: Some(srtt), sacked: false, open: true,
-                                echo: None };
+            let ev = AckEvent {
+                now: from_secs(t),
+                acked_pkts: 1,
+                srtt_s: Some(srtt),
+                sacked: false,
+                open: true,
+                echo: None,
+            };
             law.on_ack_event(&mut st, &ev);
             ack += 1;
             st.highest_ack = ack;
@@ -214,8 +230,14 @@ mod tests {
         // 10 packets: 3 acknowledged by duplicates, then one cumulative ACK covering 4.
         let mut st = TcpState::new(20.0, 10.0, 1e6);
         let mut law = Westwood::default();
-        let ev = |t: f64, acked: i64| AckEvent { now: from_secs(t), acked_pkts: acked, srtt_s: Some(0.1),
-                                                sacked: false, open: true, echo: None };
+        let ev = |t: f64, acked: i64| AckEvent {
+            now: from_secs(t),
+            acked_pkts: acked,
+            srtt_s: Some(0.1),
+            sacked: false,
+            open: true,
+            echo: None,
+        };
         law.on_ack_event(&mut st, &ev(0.0, 1));
         st.highest_ack = 0;
         for i in 0..3 {

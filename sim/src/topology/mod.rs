@@ -119,7 +119,9 @@ impl TopologyConfig {
         for (i, g) in cfg.traffic.iter().enumerate() {
             let route = match &g.0.common.route {
                 None => net.default_route,
-                Some(links) => net.route_over(links).map_err(|e| e.under("route").under(&i.to_string()).under("traffic"))?,
+                Some(links) => {
+                    net.route_over(links).map_err(|e| e.under("route").under(&i.to_string()).under("traffic"))?
+                }
             };
             net.traffic_routes.push(route);
         }
@@ -152,8 +154,9 @@ pub fn link_policy(own: Option<&PolicyConfig>, key: String, cfg: &SimConfig) -> 
 fn check_delays(net: &Network, cfg: &SimConfig) -> Result<(), ConfigError> {
     let other_traffic = cfg.short_mbps > 0.0 || cfg.poisson_mbps > 0.0 || cfg.cbr_mbps > 0.0;
     let need = (0..net.routes.len())
-        .filter(|&r| net.routes[r].flows > 0 || (r == net.default_route && other_traffic)
-            || net.traffic_routes.contains(&r))
+        .filter(|&r| {
+            net.routes[r].flows > 0 || (r == net.default_route && other_traffic) || net.traffic_routes.contains(&r)
+        })
         .map(|r| 2 * net.one_way(r))
         .max()
         .unwrap_or(0);

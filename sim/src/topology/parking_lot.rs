@@ -8,9 +8,7 @@
 
 use super::{link_limit, link_policy, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::config::{SimConfig, MAX_FLOWS, MAX_PKTS};
-use crate::params::{
-    int_in, non_negative, normalize, opt, positive, Check, ConfigError, Param, Value, VariantDef,
-};
+use crate::params::{int_in, non_negative, normalize, opt, positive, Check, ConfigError, Param, Value, VariantDef};
 use crate::policy::PolicyConfig;
 use crate::time::from_secs;
 

@@ -49,13 +49,16 @@ impl BulkParams {
         }
         for (i, s) in steps.iter().enumerate() {
             if s.active_flows > self.flows {
-                return Err(ConfigError::at(&format!("schedule.{i}.active_flows"),
-                                           format!("must be <= flows ({}), got {}", self.flows, s.active_flows)));
+                return Err(ConfigError::at(
+                    &format!("schedule.{i}.active_flows"),
+                    format!("must be <= flows ({}), got {}", self.flows, s.active_flows),
+                ));
             }
             if i > 0 && s.time_s < steps[i - 1].time_s {
-                return Err(ConfigError::at(&format!("schedule.{i}.time_s"),
-                                           format!("steps must be in time order; {} follows {}", s.time_s,
-                                                   steps[i - 1].time_s)));
+                return Err(ConfigError::at(
+                    &format!("schedule.{i}.time_s"),
+                    format!("steps must be in time order; {} follows {}", s.time_s, steps[i - 1].time_s),
+                ));
             }
         }
         Ok(())

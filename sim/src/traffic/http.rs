@@ -69,16 +69,26 @@ pub const ENTRY: TrafficEntry = TrafficEntry {
 impl HttpParams {
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.pages_max < self.pages_min {
-            return Err(ConfigError::at("pages_max", format!("must be >= pages_min ({}), got {}", self.pages_min,
-                                                             self.pages_max)));
+            return Err(ConfigError::at(
+                "pages_max",
+                format!("must be >= pages_min ({}), got {}", self.pages_min, self.pages_max),
+            ));
         }
         if self.objects_max < self.objects_min {
-            return Err(ConfigError::at("objects_max", format!("must be >= objects_min ({}), got {}",
-                                                               self.objects_min, self.objects_max)));
+            return Err(ConfigError::at(
+                "objects_max",
+                format!("must be >= objects_min ({}), got {}", self.objects_min, self.objects_max),
+            ));
         }
         if self.object_shape <= 1.0 {
-            return Err(ConfigError::at("object_shape", format!("must be > 1 (a Pareto law of shape <= 1 has an \
-                                                                 infinite mean), got {}", self.object_shape)));
+            return Err(ConfigError::at(
+                "object_shape",
+                format!(
+                    "must be > 1 (a Pareto law of shape <= 1 has an \
+                                                                 infinite mean), got {}",
+                    self.object_shape
+                ),
+            ));
         }
         Ok(())
     }
@@ -128,8 +138,20 @@ pub struct HttpGroup {
 impl HttpGroup {
     pub fn new(p: HttpParams, group: usize, seed: u64, start_window_s: f64, warm: Time) -> Self {
         let sizes = SizeDist::pareto(p.object_mean_bytes, p.object_shape);
-        Self { p, sizes, rng: stream(seed, Stream::HttpSessions, group as u64), seed, group, scheduled: 0, started: 0,
-               last_start_s: 0.0, window_s: start_window_s, objects: 0, warm, pages_in_window: 0 }
+        Self {
+            p,
+            sizes,
+            rng: stream(seed, Stream::HttpSessions, group as u64),
+            seed,
+            group,
+            scheduled: 0,
+            started: 0,
+            last_start_s: 0.0,
+            window_s: start_window_s,
+            objects: 0,
+            warm,
+            pages_in_window: 0,
+        }
     }
 
     /// When the next session starts, or None once every session has. With `all`, the sessions'

@@ -89,8 +89,10 @@ impl TrafficGroup {
     /// `traffic.N`).
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.0.common.tcp.is_some() && !self.is_tcp() {
-            return Err(ConfigError::at("tcp", format!("does not apply to {} traffic (not TCP); remove it",
-                                                       self.0.variant)));
+            return Err(ConfigError::at(
+                "tcp",
+                format!("does not apply to {} traffic (not TCP); remove it", self.0.variant),
+            ));
         }
         match self.kind() {
             Kind::Bulk(p) => p.check(),
@@ -149,7 +151,13 @@ impl ClassCounters {
 
 /// Long flows the `bulk` groups add (after the flat ones).
 pub fn bulk_flows(traffic: &[TrafficGroup]) -> usize {
-    traffic.iter().map(|g| match g.kind() { Kind::Bulk(p) => p.flows as usize, _ => 0 }).sum()
+    traffic
+        .iter()
+        .map(|g| match g.kind() {
+            Kind::Bulk(p) => p.flows as usize,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Parses a kind's value from a group mapping (for tests).

@@ -45,8 +45,14 @@ pub const ENTRY: TrafficEntry = TrafficEntry {
 impl ParetoParams {
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.size == "pareto" && self.shape <= 1.0 {
-            return Err(ConfigError::at("shape", format!("must be > 1 (a Pareto law of shape <= 1 has an infinite \
-                                                          mean), got {}", self.shape)));
+            return Err(ConfigError::at(
+                "shape",
+                format!(
+                    "must be > 1 (a Pareto law of shape <= 1 has an infinite \
+                                                          mean), got {}",
+                    self.shape
+                ),
+            ));
         }
         Ok(())
     }
@@ -61,8 +67,12 @@ impl ParetoParams {
 
 /// The parameters as a `traffic` group value (for the flat shorthand and tests).
 pub fn fixed_value(load_mbps: f64, size_pkts: i64) -> Value {
-    Value::map(vec![("kind", Value::str("pareto")), ("load_mbps", Value::Float(load_mbps)),
-                    ("size", Value::str("fixed")), ("size_pkts", Value::Int(size_pkts))])
+    Value::map(vec![
+        ("kind", Value::str("pareto")),
+        ("load_mbps", Value::Float(load_mbps)),
+        ("size", Value::str("fixed")),
+        ("size_pkts", Value::Int(size_pkts)),
+    ])
 }
 
 /// Poisson arrivals of transfers (a `pareto` group, or the flat short flows): gaps, RTTs (uniform
@@ -95,8 +105,16 @@ impl PoissonTransfers {
     /// random streams they always had.
     pub fn flat(short_mbps: f64, size_pkts: i64, pkt_bytes: u16, rtt_ms: f64, rtt_spread_ms: f64, seed: u64) -> Self {
         let rng = stream(seed, Stream::ShortArrivals, 0);
-        Self::new(short_mbps, SizeDist::FixedPkts(size_pkts), pkt_bytes, (rtt_ms, rtt_spread_ms), seed, rng,
-                  Stream::ShortSender, 0)
+        Self::new(
+            short_mbps,
+            SizeDist::FixedPkts(size_pkts),
+            pkt_bytes,
+            (rtt_ms, rtt_spread_ms),
+            seed,
+            rng,
+            Stream::ShortSender,
+            0,
+        )
     }
 
     /// Traffic group `group`'s transfers.
@@ -106,11 +124,29 @@ impl PoissonTransfers {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn new(load_mbps: f64, sizes: SizeDist, pkt_bytes: u16, (rtt_ms, rtt_spread_ms): (f64, f64), seed: u64,
-           rng: SimRng, sender_stream: Stream, sender_base: u64) -> Self {
+    fn new(
+        load_mbps: f64,
+        sizes: SizeDist,
+        pkt_bytes: u16,
+        (rtt_ms, rtt_spread_ms): (f64, f64),
+        seed: u64,
+        rng: SimRng,
+        sender_stream: Stream,
+        sender_base: u64,
+    ) -> Self {
         let mean_bits = sizes.mean_pkts(pkt_bytes) * pkt_bytes as f64 * 8.0;
-        Self { mean_gap_s: mean_bits / (load_mbps * 1e6), sizes, rtt_ms, rtt_spread_ms, rng, seed, sender_stream,
-               sender_base, arrived: 0, pkt_bytes }
+        Self {
+            mean_gap_s: mean_bits / (load_mbps * 1e6),
+            sizes,
+            rtt_ms,
+            rtt_spread_ms,
+            rng,
+            seed,
+            sender_stream,
+            sender_base,
+            arrived: 0,
+            pkt_bytes,
+        }
     }
 
     /// Time to the next arrival.

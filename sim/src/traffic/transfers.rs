@@ -31,8 +31,15 @@ pub struct FctStats {
 
 impl Default for FctStats {
     fn default() -> Self {
-        Self { started: 0, done: 0, sum_s: 0.0, hist_ns: new_delay_histogram(), buckets: [(0, 0.0); 4],
-               started_pkts: 0, sizes_pkts: new_delay_histogram() }
+        Self {
+            started: 0,
+            done: 0,
+            sum_s: 0.0,
+            hist_ns: new_delay_histogram(),
+            buckets: [(0, 0.0); 4],
+            started_pkts: 0,
+            sizes_pkts: new_delay_histogram(),
+        }
     }
 }
 
@@ -125,14 +132,27 @@ pub struct Transfers {
 impl Transfers {
     /// `first` is the first connection index after the long flows.
     pub fn new(first: usize, generators: usize, warm: Time) -> Self {
-        Self { first, slots: Vec::new(), free: Vec::new(), warm, stats: (0..generators).map(|_| FctStats::default()).collect(),
-               all: FctStats::default() }
+        Self {
+            first,
+            slots: Vec::new(),
+            free: Vec::new(),
+            warm,
+            stats: (0..generators).map(|_| FctStats::default()).collect(),
+            all: FctStats::default(),
+        }
     }
 
     /// A transfer of generator `generator` starts now: picks its slot (the most recently freed,
     /// else a new one).
-    pub fn place(&mut self, now: Time, pool: usize, generator: usize, size_pkts: i64, size_bytes: f64, one_way: Time)
-                 -> Placed {
+    pub fn place(
+        &mut self,
+        now: Time,
+        pool: usize,
+        generator: usize,
+        size_pkts: i64,
+        size_bytes: f64,
+        one_way: Time,
+    ) -> Placed {
         if self.free.len() <= pool {
             self.free.resize_with(pool + 1, Vec::new);
         }
@@ -143,8 +163,17 @@ impl Transfers {
                 (self.slots.len() - 1, true)
             }
         };
-        self.slots[k] = Slot { started: now, one_way, in_network: 0, size_pkts: size_pkts as u64, size_bytes,
-                               generator: generator as u32, pool: pool as u32, delivered: false, busy: true };
+        self.slots[k] = Slot {
+            started: now,
+            one_way,
+            in_network: 0,
+            size_pkts: size_pkts as u64,
+            size_bytes,
+            generator: generator as u32,
+            pool: pool as u32,
+            delivered: false,
+            busy: true,
+        };
         if now >= self.warm {
             for s in [&mut self.stats[generator], &mut self.all] {
                 s.started += 1;

@@ -257,7 +257,10 @@ impl<'c> World<'c> {
 
     /// New in-order packets delivered so far to the connections crossing topology link `i`.
     pub(crate) fn link_delivered(&self, i: usize) -> u64 {
-        (0..self.net.routes.len()).filter(|&r| self.net.routes[r].links.contains(&i)).map(|r| self.route_delivered[r]).sum()
+        (0..self.net.routes.len())
+            .filter(|&r| self.net.routes[r].links.contains(&i))
+            .map(|r| self.route_delivered[r])
+            .sum()
     }
 
     fn build_topology(&mut self) {
@@ -330,9 +333,16 @@ impl<'c> World<'c> {
     fn tcp_groups(cfg: &SimConfig) -> Vec<(TcpConfig, LawFactory)> {
         let mut groups = vec![cfg.tcp.clone()];
         if let Some(mix) = &cfg.tcp_mix {
-            groups.extend(mix::parse(mix).expect("validated").iter().map(|g| cfg.tcp.group(&g.name).expect("validated")));
+            groups
+                .extend(mix::parse(mix).expect("validated").iter().map(|g| cfg.tcp.group(&g.name).expect("validated")));
         }
-        groups.into_iter().map(|t| { let f = t.law_factory(); (t, f) }).collect()
+        groups
+            .into_iter()
+            .map(|t| {
+                let f = t.law_factory();
+                (t, f)
+            })
+            .collect()
     }
 
     /// The group of the i-th long flow of a route (0 without a mix).
@@ -379,8 +389,16 @@ impl<'c> World<'c> {
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
         let sack = sender.uses_sack();
-        self.conns.push(Conn { fwd, rev, route: route as u32, pending_rto: IDLE, pending_send: IDLE,
-                               pending_delack: IDLE, sack, stamps });
+        self.conns.push(Conn {
+            fwd,
+            rev,
+            route: route as u32,
+            pending_rto: IDLE,
+            pending_send: IDLE,
+            pending_delack: IDLE,
+            sack,
+            stamps,
+        });
         self.ack_opts.push(VecDeque::new());
         self.receivers.push(self.new_receiver());
         self.senders.push(sender);
@@ -707,8 +725,13 @@ impl<'c> World<'c> {
                 if self.conns[f].sack || self.conns[f].stamps {
                     let opts = self.ack_opts[f].pop_front().expect("an ACK was sent");
                     assert_eq!(opts.ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
-                    self.senders[f].on_ack_stamped(self.now, pkt.seq, opts.sack.as_slice(), opts.stamp,
-                                                   &mut self.outbox);
+                    self.senders[f].on_ack_stamped(
+                        self.now,
+                        pkt.seq,
+                        opts.sack.as_slice(),
+                        opts.stamp,
+                        &mut self.outbox,
+                    );
                 } else {
                     self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
                 }

@@ -25,8 +25,13 @@ impl World<'_> {
             .filter(|&f| self.net.routes[self.flow_route[f]].links.contains(&i))
             .map(|f| self.rtt_s[f])
             .collect();
-        LinkContext { rate_bps: self.net.links[i].rate_bps, pkt_bytes: self.pkt_bytes as u32, rtts_s,
-                      default_rtt_s: self.cfg.rtt_ms / 1000.0, wmax_pkts: self.cfg.wmax_pkts as f64 }
+        LinkContext {
+            rate_bps: self.net.links[i].rate_bps,
+            pkt_bytes: self.pkt_bytes as u32,
+            rtts_s,
+            default_rtt_s: self.cfg.rtt_ms / 1000.0,
+            wmax_pkts: self.cfg.wmax_pkts as f64,
+        }
     }
 
     /// Each link's policy: a static rule sets the buffer now; an adaptive one is kept for its
@@ -140,7 +145,8 @@ impl World<'_> {
         }
         for i in 0..n_net {
             let l = i; // topology links are the first links
-            let capacity = self.links[l].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32);
+            let capacity =
+                self.links[l].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32);
             let link_delivered = self.link_delivered(i);
             let s = &mut self.stats[i];
             let (q_mean, q_max) = s.queue.take_sample(self.now, dt);

@@ -89,24 +89,38 @@ impl World<'_> {
         let seed = cfg.seed as u64;
         let rtt = (cfg.rtt_ms, cfg.rtt_spread_ms);
         if cfg.short_mbps > 0.0 {
-            let arrivals = PoissonTransfers::flat(cfg.short_mbps, cfg.short_flow_pkts, self.pkt_bytes, cfg.rtt_ms,
-                                                  cfg.rtt_spread_ms, seed);
+            let arrivals = PoissonTransfers::flat(
+                cfg.short_mbps,
+                cfg.short_flow_pkts,
+                self.pkt_bytes,
+                cfg.rtt_ms,
+                cfg.rtt_spread_ms,
+                seed,
+            );
             self.gens.push(TransferGen { arrivals, route: self.net.default_route, tcp_group: 0, class: Class::Pareto });
         }
         for (i, g) in cfg.traffic.iter().enumerate() {
             if let Kind::Pareto(p) = g.kind() {
                 let arrivals = PoissonTransfers::group(&p, i, self.pkt_bytes, rtt, seed);
                 let tcp_group = self.traffic_tcp_group[i];
-                self.gens.push(TransferGen { arrivals, route: self.net.traffic_routes[i], tcp_group,
-                                             class: Class::Pareto });
+                self.gens.push(TransferGen {
+                    arrivals,
+                    route: self.net.traffic_routes[i],
+                    tcp_group,
+                    class: Class::Pareto,
+                });
             }
         }
         self.gen_class = self.gens.iter().map(|g| g.class).collect();
         for (i, g) in cfg.traffic.iter().enumerate() {
             if let Kind::Http(p) = g.kind() {
                 let group = HttpGroup::new(p, i, seed, cfg.start_window_s, self.warm);
-                self.http.push(HttpSource { group, route: self.net.traffic_routes[i], tcp_group: self.traffic_tcp_group[i],
-                                            generator: self.gen_class.len() });
+                self.http.push(HttpSource {
+                    group,
+                    route: self.net.traffic_routes[i],
+                    tcp_group: self.traffic_tcp_group[i],
+                    generator: self.gen_class.len(),
+                });
                 self.gen_class.push(Class::Http);
             }
         }
@@ -308,11 +322,25 @@ impl World<'_> {
         let loss = |dropped: u64, sent: u64| (sent > 0).then(|| dropped as f64 / sent as f64);
         let mut rows = Vec::new();
         for class in CLASSES {
-            let mut row = ClassRow { class: class.name(), flows: 0, offered_mbps: 0.0, goodput_mbps: 0.0, loss_rate: None,
-                                     size_mean_pkts: None, size_p50_pkts: None, size_p99_pkts: None, pages: None,
-                                     transfers_done: 0, fct_mean_ms: None, fct_p50_ms: None, fct_p99_ms: None,
-                                     fct_mean_ms_under_10kb: None, fct_mean_ms_10kb_to_100kb: None,
-                                     fct_mean_ms_100kb_to_1mb: None, fct_mean_ms_over_1mb: None };
+            let mut row = ClassRow {
+                class: class.name(),
+                flows: 0,
+                offered_mbps: 0.0,
+                goodput_mbps: 0.0,
+                loss_rate: None,
+                size_mean_pkts: None,
+                size_p50_pkts: None,
+                size_p99_pkts: None,
+                pages: None,
+                transfers_done: 0,
+                fct_mean_ms: None,
+                fct_p50_ms: None,
+                fct_p99_ms: None,
+                fct_mean_ms_under_10kb: None,
+                fct_mean_ms_10kb_to_100kb: None,
+                fct_mean_ms_100kb_to_1mb: None,
+                fct_mean_ms_over_1mb: None,
+            };
             let c = self.class_ctr[class as usize].since(&self.class_ctr_at_warm[class as usize]);
             match class {
                 Class::Bulk if self.n_long > 0 => {
@@ -337,16 +365,26 @@ impl World<'_> {
                         }
                     }
                     let buckets = st.bucket_mean_ms();
-                    row = ClassRow { flows: st.started as i64, offered_mbps: mbps(st.started_pkts as f64 * pkt_bits),
-                                     goodput_mbps: mbps(c.delivered as f64 * pkt_bits), loss_rate: loss(c.dropped, c.sent),
-                                     size_mean_pkts: (st.started > 0).then(|| st.started_pkts as f64 / st.started as f64),
-                                     size_p50_pkts: st.size_quantile_pkts(0.5), size_p99_pkts: st.size_quantile_pkts(0.99),
-                                     pages: (class == Class::Http)
-                                         .then(|| self.http.iter().map(|h| h.group.pages_in_window()).sum::<u64>() as i64),
-                                     transfers_done: st.done as i64, fct_mean_ms: st.mean_ms(),
-                                     fct_p50_ms: st.quantile_ms(0.5), fct_p99_ms: st.quantile_ms(0.99),
-                                     fct_mean_ms_under_10kb: buckets[0], fct_mean_ms_10kb_to_100kb: buckets[1],
-                                     fct_mean_ms_100kb_to_1mb: buckets[2], fct_mean_ms_over_1mb: buckets[3], ..row };
+                    row = ClassRow {
+                        flows: st.started as i64,
+                        offered_mbps: mbps(st.started_pkts as f64 * pkt_bits),
+                        goodput_mbps: mbps(c.delivered as f64 * pkt_bits),
+                        loss_rate: loss(c.dropped, c.sent),
+                        size_mean_pkts: (st.started > 0).then(|| st.started_pkts as f64 / st.started as f64),
+                        size_p50_pkts: st.size_quantile_pkts(0.5),
+                        size_p99_pkts: st.size_quantile_pkts(0.99),
+                        pages: (class == Class::Http)
+                            .then(|| self.http.iter().map(|h| h.group.pages_in_window()).sum::<u64>() as i64),
+                        transfers_done: st.done as i64,
+                        fct_mean_ms: st.mean_ms(),
+                        fct_p50_ms: st.quantile_ms(0.5),
+                        fct_p99_ms: st.quantile_ms(0.99),
+                        fct_mean_ms_under_10kb: buckets[0],
+                        fct_mean_ms_10kb_to_100kb: buckets[1],
+                        fct_mean_ms_100kb_to_1mb: buckets[2],
+                        fct_mean_ms_over_1mb: buckets[3],
+                        ..row
+                    };
                 }
                 Class::Udp if !self.sources.is_empty() => {
                     row.flows = self.sources.len() as i64;

@@ -145,15 +145,19 @@ impl Recovery for Linux {
         false
     }
 
-    fn on_any_ack(&mut self, core: &mut SenderCore, law: &mut AnyLaw, ack: &Ack, ackno: i64, sack: &[(i64, i64)],
-                  out: &mut Vec<i64>) -> bool {
+    fn on_any_ack(
+        &mut self,
+        core: &mut SenderCore,
+        law: &mut AnyLaw,
+        ack: &Ack,
+        ackno: i64,
+        sack: &[(i64, i64)],
+        out: &mut Vec<i64>,
+    ) -> bool {
         let advanced = ackno > core.st.highest_ack;
         let prior_in_flight = self.in_flight(&core.st);
-        let found = if !sack.is_empty() || !self.board.is_empty() {
-            self.board.update(ackno, sack)
-        } else {
-            Found::default()
-        };
+        let found =
+            if !sack.is_empty() || !self.board.is_empty() { self.board.update(ackno, sack) } else { Found::default() };
         // Linux's tcp_ack_is_dubious and tcp_may_raise_cwnd.
         let dubious = !advanced || found.newly_sacked || self.state != CaState::Open;
         // Every module's cong_avoid returns first unless the window was full before this ACK

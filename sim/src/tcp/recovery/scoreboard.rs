@@ -31,7 +31,10 @@ enum Mark {
     Sacked,
     Lost,
     /// Retransmitted when the next new packet was `snd_nxt`, as retransmission number `id`.
-    Rtx { snd_nxt: i64, id: i64 },
+    Rtx {
+        snd_nxt: i64,
+        id: i64,
+    },
 }
 
 /// What an update found (ns-2's FLAG_DATA_SACKED and FLAG_DATA_LOST).
@@ -63,8 +66,18 @@ pub struct Scoreboard {
 
 impl Default for Scoreboard {
     fn default() -> Self {
-        Self { una: 0, marks: VecDeque::new(), fack: -1, sacked_out: 0, lost_out: 0, rtx_id: 0, acked_rtx_id: -1,
-               rtx_order: VecDeque::new(), fack_scan: 0, lost_scan: 0 }
+        Self {
+            una: 0,
+            marks: VecDeque::new(),
+            fack: -1,
+            sacked_out: 0,
+            lost_out: 0,
+            rtx_id: 0,
+            acked_rtx_id: -1,
+            rtx_order: VecDeque::new(),
+            fack_scan: 0,
+            lost_scan: 0,
+        }
     }
 }
 
