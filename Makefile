@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
 
-.PHONY: install demo test test-rust test-py bench reproduce clean
+.PHONY: install demo lint test test-rust test-py bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,13 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python -m sweeps.demo
 
-test: test-rust test-py
+# Style and layering: ruff (Python style and imports), rustfmt.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	cd sim && cargo fmt --check
+
+test: lint test-rust test-py
 
 test-rust:
 	cd sim && cargo test --release --quiet

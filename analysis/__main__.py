@@ -1,6 +1,5 @@
-"""`python -m analysis sql "SELECT ..." [--sweep ID|latest] [--name NAME]`, `python -m analysis shell`,
-`python -m analysis schema [TABLE]`, `python -m analysis min-buffer target=0.95 flows=100,200 ...`, `python -m analysis reproduce NAME`,
-`python -m analysis compare --name NAME --metric utilization` (backends side by side)."""
+"""`python -m analysis`: query stored runs (sql, shell, schema), find minimum buffers (min-buffer),
+reproduce the papers (reproduce) and compare simulators (compare). See docs/analysis.md."""
 
 from __future__ import annotations
 
@@ -25,9 +24,11 @@ def cmd_sql(args: argparse.Namespace) -> int:
     con = _connect(args)
     n = sweeps_in(con)
     if n > 1 and not (args.sweep or args.name) and "sweep_id" not in args.query and "name" not in args.query:
-        print(f"note: this query spans {n} stored sweeps; narrow it with --sweep latest, --sweep ID, --name NAME "
-              "or WHERE sweep_id = ... (`SELECT sweep_id, name, count(*) FROM runs GROUP BY ALL` lists them)",
-              file=sys.stderr)
+        print(
+            f"note: this query spans {n} stored sweeps; narrow it with --sweep latest, --sweep ID, --name NAME "
+            "or WHERE sweep_id = ... (`SELECT sweep_id, name, count(*) FROM runs GROUP BY ALL` lists them)",
+            file=sys.stderr,
+        )
     try:
         rel = con.sql(args.query)
     except duckdb.Error as e:
@@ -118,8 +119,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from analysis.reproduce import REPRODUCTIONS, reproduce
 
     if args.name != "all" and args.name not in REPRODUCTIONS:
-        print(f"error: unknown reproduction {args.name!r}; allowed: all, {', '.join(REPRODUCTIONS)}",
-              file=sys.stderr)
+        print(f"error: unknown reproduction {args.name!r}; allowed: all, {', '.join(REPRODUCTIONS)}", file=sys.stderr)
         return 2
     names = list(REPRODUCTIONS) if args.name == "all" else [args.name]
     from sweeps.backends import BACKENDS
@@ -155,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("schema", help="every column of the results tables, with its unit and meaning")
     d.add_argument("table", nargs="?", choices=TABLES)
     d.set_defaults(fn=cmd_schema)
-    mb = sub.add_parser("min-buffer", help="the smallest buffer reaching a target utilization, per grid point "
-                        "(e.g. min-buffer target=0.95 flows=100,200,300 core_mbps=100)")
+    mb = sub.add_parser(
+        "min-buffer",
+        help="the smallest buffer reaching a target utilization, per grid point "
+        "(e.g. min-buffer target=0.95 flows=100,200,300 core_mbps=100)",
+    )
     mb.add_argument("overrides", nargs="*", help="sweep overrides; target=, seeds=, results_dir=")
     mb.set_defaults(fn=lambda a: __import__("analysis.minbuffer", fromlist=["main"]).main(a.overrides))
     r = sub.add_parser("reproduce", help="reproduce a paper's figure or table")
@@ -164,11 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--results", default=DEFAULT_RESULTS)
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")
-    r.add_argument("--backends", help="also run the grid on these backends where the reproduction compares "
-                   "simulators (dick_table, abs_fig1: ns2; stanford_min_buffer: ns2), e.g. --backends ns2")
+    r.add_argument(
+        "--backends",
+        help="also run the grid on these backends where the reproduction compares "
+        "simulators (dick_table, abs_fig1: ns2; stanford_min_buffer: ns2), e.g. --backends ns2",
+    )
     r.set_defaults(fn=cmd_reproduce)
-    c = sub.add_parser("compare", help="one metric of the same configs on several backends (engine, ns2, ns3), "
-                       "side by side, and where they disagree")
+    c = sub.add_parser(
+        "compare",
+        help="one metric of the same configs on several backends (engine, ns2, ns3), "
+        "side by side, and where they disagree",
+    )
     c.add_argument("--results", default=DEFAULT_RESULTS)
     c.add_argument("--sweep", help="only this sweep_id, or 'latest'")
     c.add_argument("--name", help="only the sweeps of this experiment preset")

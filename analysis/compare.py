@@ -46,19 +46,24 @@ def numeric_columns() -> list[str]:
     return [f.name for f in RUNS_SCHEMA if pa.types.is_floating(f.type) or pa.types.is_integer(f.type)]
 
 
-def compare(con: duckdb.DuckDBPyConnection, metric: str = "utilization", by: list[str] | None = None,
-            threshold: float = 0.015) -> Comparison:
+def compare(
+    con: duckdb.DuckDBPyConnection, metric: str = "utilization", by: list[str] | None = None, threshold: float = 0.015
+) -> Comparison:
     """The comparison over the runs the connection's views hold."""
     if metric not in numeric_columns():
-        raise CompareError(f"--metric: {metric!r} is not a numeric column of runs; e.g. utilization, loss_rate, "
-                           "goodput_mbps, mean_queue_pkts (`python -m analysis schema runs` lists them)")
+        raise CompareError(
+            f"--metric: {metric!r} is not a numeric column of runs; e.g. utilization, loss_rate, "
+            "goodput_mbps, mean_queue_pkts (`python -m analysis schema runs` lists them)"
+        )
     unknown = [k for k in by or [] if k not in RUNS_SCHEMA.names]
     if unknown:
         raise CompareError(f"--by: {unknown[0]!r} is not a column of runs (`python -m analysis schema runs`)")
     backends = _backends(con)
     if len(backends) < 2:
-        raise CompareError(f"nothing to compare: the selected runs are all on {backends[0] if backends else 'no'} "
-                           "backend; run the grid with backend=engine,ns2 (or ns3) first")
+        raise CompareError(
+            f"nothing to compare: the selected runs are all on {backends[0] if backends else 'no'} "
+            "backend; run the grid with backend=engine,ns2 (or ns3) first"
+        )
     keys = list(by) if by else ["config_id", "overrides"]
     group = ", ".join(by) if by else "config_id"
     select = group if by else "config_id, any_value(overrides)"
@@ -98,14 +103,18 @@ def render(cmp: Comparison, metric: str) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    cols = [k for k in cmp.keys if k != "config_id"] + cmp.backends + [f"{b} - {cmp.backends[0]}"
-                                                                      for b in cmp.backends[1:]]
+    cols = (
+        [k for k in cmp.keys if k != "config_id"]
+        + cmp.backends
+        + [f"{b} - {cmp.backends[0]}" for b in cmp.backends[1:]]
+    )
     table = Table(title=f"{metric} by backend", title_justify="left")
     for c in cols:
         table.add_column(c, overflow="fold")
     for r in cmp.rows:
-        table.add_row(*("NULL" if r[c] is None else f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c])
-                        for c in cols))
+        table.add_row(
+            *("NULL" if r[c] is None else f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols)
+        )
     console = Console(width=200, record=True, file=open("/dev/null", "w"))
     console.print(table)
     text = console.export_text()
@@ -113,13 +122,21 @@ def render(cmp: Comparison, metric: str) -> str:
         diffs = [(abs(d), r) for r in cmp.rows if (d := r[f"{b} - {cmp.backends[0]}"]) is not None]
         if diffs:
             worst, at = max(diffs, key=lambda x: x[0])
-            text += (f"{b} vs {cmp.backends[0]}: {len(diffs)} configs, |difference| mean "
-                     f"{sum(d for d, _ in diffs) / len(diffs):.4f}, max {worst:.4f} at "
-                     f"{' '.join(str(at[k]) for k in cmp.keys if k != 'config_id')}\n")
+            text += (
+                f"{b} vs {cmp.backends[0]}: {len(diffs)} configs, |difference| mean "
+                f"{sum(d for d, _ in diffs) / len(diffs):.4f}, max {worst:.4f} at "
+                f"{' '.join(str(at[k]) for k in cmp.keys if k != 'config_id')}\n"
+            )
     bad = cmp.disagreeing()
-    text += (f"{len(bad)} of {len(cmp.rows)} configs differ by more than {cmp.threshold:g}"
-             + (":\n" + "\n".join("  " + " ".join(str(r[k]) for k in cmp.keys if k != "config_id") for r in bad)
-                if bad else "") + "\n")
+    text += (
+        f"{len(bad)} of {len(cmp.rows)} configs differ by more than {cmp.threshold:g}"
+        + (
+            ":\n" + "\n".join("  " + " ".join(str(r[k]) for k in cmp.keys if k != "config_id") for r in bad)
+            if bad
+            else ""
+        )
+        + "\n"
+    )
     return text
 
 

@@ -1,5 +1,5 @@
-"""DuckDB over the results: views `runs`, `timeseries`, `flows`, `links`, `classes` and `control` are the only contract with
-stored results (reports and plots read through them, so they work on any stored sweep)."""
+"""DuckDB views over the stored results (`runs`, `timeseries`, `flows`, `links`, `classes`, `control`):
+the only contract with stored results. See docs/analysis.md."""
 
 from __future__ import annotations
 
@@ -16,8 +16,14 @@ DEFAULT_RESULTS = "results"
 def ok_run_values(results_dir: str | Path, run_ids: list[str], *columns: str) -> dict[str, tuple]:
     """`columns` (names from our code, not user input) of the runs among `run_ids` that completed ok,
     by run_id: how reproductions and searches read back the jobs they just ran."""
-    rows = connect(results_dir).execute(f"SELECT run_id, {', '.join(columns)} FROM runs "
-                                        "WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'", [run_ids]).fetchall()
+    rows = (
+        connect(results_dir)
+        .execute(
+            f"SELECT run_id, {', '.join(columns)} FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
+            [run_ids],
+        )
+        .fetchall()
+    )
     return {r[0]: r[1:] for r in rows}
 
 
@@ -38,17 +44,22 @@ def column_docs(table: str) -> list[tuple[str, str, str, str]]:
 
 def _comment_columns(con: duckdb.DuckDBPyConnection, table: str) -> None:
     """DuckDB column comments from the Arrow metadata: `duckdb_columns()` then documents them."""
-    present = {r[0] for r in con.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{table}'")
-               .fetchall()}
+    present = {
+        r[0] for r in con.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{table}'").fetchall()
+    }
     for name, _, unit, doc in column_docs(table):
         if name in present and doc:
             text = (f"[{unit}] " if unit else "") + doc
             con.execute(f"COMMENT ON COLUMN {table}.{name} IS '" + text.replace("'", "''") + "'")
 
 
-def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
-            name: str | None = None, backend: str | None = None,
-            engine_version: str | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    results_dir: str | Path = DEFAULT_RESULTS,
+    sweep: str | None = None,
+    name: str | None = None,
+    backend: str | None = None,
+    engine_version: str | None = None,
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets,
     limited to one sweep (`sweep`: an id or "latest"), one preset's runs (`name`: those its sweeps
     ran and those their grids found stored by another preset, all under this name), one
@@ -58,8 +69,7 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
     Tables without files yet are empty views with the documented schema. Raises NoResults if a
     local results_dir does not exist."""
     if "://" not in str(results_dir) and not Path(results_dir).is_dir():
-        raise NoResults(f"no results at {Path(results_dir).resolve()}: run a sweep first, or point at its "
-                        "results_dir")
+        raise NoResults(f"no results at {Path(results_dir).resolve()}: run a sweep first, or point at its results_dir")
     store = Store(str(results_dir))
     con = duckdb.connect()
     for table, schema in (*((t, SCHEMAS[t]) for t in TABLES), (MEMBERS, MEMBERS_SCHEMA)):
@@ -67,8 +77,10 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
         if files:
             # A view cannot take parameters: the paths (our own listing) are quoted as SQL strings.
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            con.execute(f"CREATE VIEW _files_{table} AS SELECT * FROM read_parquet([{listed}], "
-                        "hive_partitioning = true, union_by_name = true)")
+            con.execute(
+                f"CREATE VIEW _files_{table} AS SELECT * FROM read_parquet([{listed}], "
+                "hive_partitioning = true, union_by_name = true)"
+            )
             con.execute(f"CREATE VIEW {table} AS SELECT {_evolved(con, table)} FROM _files_{table}")
         else:
             con.register(f"_{table}_empty", schema.empty_table())
@@ -78,8 +90,12 @@ def connect(results_dir: str | Path = DEFAULT_RESULTS, sweep: str | None = None,
     if name:
         quoted = "'" + name.replace("'", "''") + "'"
         # A preset's runs include those another preset stored first (its `members`), under its name.
-        _restrict_runs_where(con, "name", f"name = {quoted} OR run_id IN (SELECT run_id FROM members "
-                             f"WHERE name = {quoted})", select=f"* REPLACE ({quoted} AS name)")
+        _restrict_runs_where(
+            con,
+            "name",
+            f"name = {quoted} OR run_id IN (SELECT run_id FROM members WHERE name = {quoted})",
+            select=f"* REPLACE ({quoted} AS name)",
+        )
     if backend:
         _restrict_runs(con, "backend", backend)
     if engine_version:
@@ -94,8 +110,11 @@ def _readable_files(store: Store, table: str) -> list[str]:
     files = store.files(table)
     bad = set(store.unreadable(table)) if files else set()
     for path in sorted(bad):
-        print(f"warning: skipping {path}: not a readable Parquet file (the next sweep on this results_dir "
-              "moves it to quarantine/)", file=sys.stderr)
+        print(
+            f"warning: skipping {path}: not a readable Parquet file (the next sweep on this results_dir "
+            "moves it to quarantine/)",
+            file=sys.stderr,
+        )
     return [f for f in files if f not in bad]
 
 
@@ -111,8 +130,9 @@ def _restrict(con: duckdb.DuckDBPyConnection, sweep: str) -> None:
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM _all_{table} WHERE sweep_id IN ({listed})")
 
 
-ADDED_SINCE: dict[str, dict[str, str]] = {"runs": {"backend": "'engine'", "backend_version": "engine_version",
-                                                   "config_id": "NULL"}}
+ADDED_SINCE: dict[str, dict[str, str]] = {
+    "runs": {"backend": "'engine'", "backend_version": "engine_version", "config_id": "NULL"}
+}
 """Columns newer than some stored files, and their value in those files: runs stored before
 backends existed were the engine's."""
 
@@ -145,8 +165,9 @@ def _restrict_runs_where(con: duckdb.DuckDBPyConnection, tag: str, where: str, s
     con.execute(f"CREATE VIEW runs AS SELECT {select} FROM _any_{tag}_runs WHERE {where}")
     for table in TABLES[1:]:
         con.execute(f"ALTER VIEW {table} RENAME TO _any_{tag}_{table}")
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM _any_{tag}_{table} "
-                    "WHERE run_id IN (SELECT run_id FROM runs)")
+        con.execute(
+            f"CREATE VIEW {table} AS SELECT * FROM _any_{tag}_{table} WHERE run_id IN (SELECT run_id FROM runs)"
+        )
 
 
 def sweeps_in(con: duckdb.DuckDBPyConnection) -> int:

@@ -62,14 +62,16 @@ def main(args: list[str]) -> int:
 
     own, base, axes = parse(args)
     precheck(["-m", *base, *(f"{k}={','.join(map(str, v))}" for k, v in axes.items())])  # bad keys: exit 2
-    base = base + [f"results_dir={own['results_dir']}"] + ([] if any(b.startswith("name=") for b in base)
-                                                          else ["name=min_buffer"])
+    base = (
+        base
+        + [f"results_dir={own['results_dir']}"]
+        + ([] if any(b.startswith("name=") for b in base) else ["name=min_buffer"])
+    )
     points = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
     configs = [compose_config(base + [f"{k}={v}" for k, v in p.items()]) for p in points]
     hi = [max(1, math.ceil(bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes))) for c in configs]
     with ray_session():
-        searches = min_buffer_search(base, points, float(own["target"]), hi, tuple(own["seeds"]),
-                                     own["results_dir"])
+        searches = min_buffer_search(base, points, float(own["target"]), hi, tuple(own["seeds"]), own["results_dir"])
     _print(searches, configs, own)
     return 0 if all(s.done for s in searches) else 1
 
@@ -84,6 +86,11 @@ def _print(searches: list, configs: list, own: dict[str, Any]) -> None:
         table.add_column(col, justify="right")
     for s, c in zip(searches, configs):
         found = "not found" if s.min_buffer_pkts is None else str(s.min_buffer_pkts)
-        table.add_row(*(str(s.point[k]) for k in keys), found, f"{bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes):.0f}",
-                      f"{stanford_pkts(c.core_mbps, c.rtt_ms, c.flows, c.pkt_bytes):.1f}", str(len(s.probes)))
+        table.add_row(
+            *(str(s.point[k]) for k in keys),
+            found,
+            f"{bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes):.0f}",
+            f"{stanford_pkts(c.core_mbps, c.rtt_ms, c.flows, c.pkt_bytes):.1f}",
+            str(len(s.probes)),
+        )
     Console(file=sys.stdout, width=160).print(table)

@@ -82,8 +82,9 @@ def md1b_loss(rho: float, buffer_pkts: int) -> float:
     return 1.0 - 1.0 / (pi[0] + rho)
 
 
-def tcp_mm1b_utilization(flows: int, rtt_ms: float, core_mbps: float, buffer_pkts: int,
-                         wmax_pkts: float = math.inf, pkt_bytes: int = 1000) -> float:
+def tcp_mm1b_utilization(
+    flows: int, rtt_ms: float, core_mbps: float, buffer_pkts: int, wmax_pkts: float = math.inf, pkt_bytes: int = 1000
+) -> float:
     """Enachescu et al. section 4.1: utilization rho when N flows follow the TCP equation
     R = (1 / RTT) sqrt(3 / (2p)) (capped at Wmax / RTT) and the bottleneck drops like M/M/1/B,
     p = mm1b_loss(rho, B). The fixed point rho = N R / C is unique (the offered rate falls as
@@ -111,8 +112,18 @@ def tcp_mm1b_utilization(flows: int, rtt_ms: float, core_mbps: float, buffer_pkt
 RULES = ("fixed", "bdp", "stanford", "enachescu")
 
 
-def resolve_buffer_pkts(rule: str, scale: float, *, buffer_pkts: int, core_mbps: float, rtt_ms: float,
-                        flows: int, wmax_pkts: float, pkt_bytes: int, theta: float = 0.9) -> int:
+def resolve_buffer_pkts(
+    rule: str,
+    scale: float,
+    *,
+    buffer_pkts: int,
+    core_mbps: float,
+    rtt_ms: float,
+    flows: int,
+    wmax_pkts: float,
+    pkt_bytes: int,
+    theta: float = 0.9,
+) -> int:
     """The buffer a sweep point uses: `fixed` keeps buffer_pkts; the others are scale x rule,
     rounded. For `enachescu`, rho is the peak offered load, clipped to [0.05, 0.95] (the
     theorem needs rho < 1; an under-provisioned link is treated as rho = 0.95)."""

@@ -47,8 +47,12 @@ class Search:
             self.lo = buffer_pkts
 
 
-def bisect(searches: list[Search], target: float, seeds: tuple[int, ...],
-           measure: Callable[[list[tuple[Search, int, int]]], list[float]]) -> list[Search]:
+def bisect(
+    searches: list[Search],
+    target: float,
+    seeds: tuple[int, ...],
+    measure: Callable[[list[tuple[Search, int, int]]], list[float]],
+) -> list[Search]:
     """Rounds of bisection over every unresolved search; `measure` runs one round's probes (one
     (search, buffer_pkts, seed) each) wherever it likes and returns their utilizations (nan when
     a run failed). Each probe's value is the mean over seeds."""
@@ -58,18 +62,27 @@ def bisect(searches: list[Search], target: float, seeds: tuple[int, ...],
             break
         util = measure([(s, b, seed) for s, b in probes for seed in seeds])
         for k, (s, b) in enumerate(probes):
-            values = [u for u in util[k * len(seeds):(k + 1) * len(seeds)] if not math.isnan(u)]
+            values = [u for u in util[k * len(seeds) : (k + 1) * len(seeds)] if not math.isnan(u)]
             s.record(b, sum(values) / len(values) if values else math.nan, target)
     return searches
 
 
-def min_buffer_search(base_overrides: list[str], points: list[dict[str, Any]], target: float, hi: list[int],
-                      seeds: tuple[int, ...], results_dir: str) -> list[Search]:
+def min_buffer_search(
+    base_overrides: list[str],
+    points: list[dict[str, Any]],
+    target: float,
+    hi: list[int],
+    seeds: tuple[int, ...],
+    results_dir: str,
+) -> list[Search]:
     """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses. Probes
     run as sweeps on Ray and are stored as runs."""
+
     def on_ray(probes: list[tuple[Search, int, int]]) -> list[float]:
-        status, run_ids = run_points(base_overrides, [{**s.point, "buffer_pkts": b, "seed": seed}
-                                                      for s, b, seed in probes])
+        status, run_ids = run_points(
+            base_overrides, [{**s.point, "buffer_pkts": b, "seed": seed} for s, b, seed in probes]
+        )
         util = ok_run_values(results_dir, run_ids, "utilization")
         return [util[i][0] if i in util else math.nan for i in run_ids]
+
     return bisect([Search(p, -1, h) for p, h in zip(points, hi)], target, seeds, on_ray)

@@ -9,8 +9,10 @@ import duckdb
 
 
 class Shell(cmd.Cmd):
-    intro = ("buffersweep SQL shell: views runs, timeseries, flows, links. End statements with ';'. "
-             ".tables lists the views, .schema VIEW their columns, .quit leaves.")
+    intro = (
+        "buffersweep SQL shell: views runs, timeseries, flows, links. End statements with ';'. "
+        ".tables lists the views, .schema VIEW their columns, .quit leaves."
+    )
     prompt = "sql> "
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -22,13 +24,16 @@ class Shell(cmd.Cmd):
         if line.strip() in (".quit", ".exit", "EOF"):
             return True
         if line.strip() == ".tables":
-            self.con.sql("SELECT view_name AS view FROM duckdb_views() WHERE NOT internal "
-                         "AND NOT starts_with(view_name, '_') ORDER BY 1").show()
+            self.con.sql(
+                "SELECT view_name AS view FROM duckdb_views() WHERE NOT internal "
+                "AND NOT starts_with(view_name, '_') ORDER BY 1"
+            ).show()
             return False
         if line.strip().startswith(".schema"):
             view = line.split()[1] if len(line.split()) > 1 else "runs"
-            self.con.sql("SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = ?",
-                         params=[view]).show(max_rows=500, max_width=200)
+            self.con.sql(
+                "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = ?", params=[view]
+            ).show(max_rows=500, max_width=200)
             return False
         self.buffer.append(line)
         if not line.rstrip().endswith(";"):

@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
-        argv, overrides = argv[:cut], argv[cut + 1:]
+        argv, overrides = argv[:cut], argv[cut + 1 :]
     p = argparse.ArgumentParser(prog="python -m cluster", description=__doc__)
     p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR, help="where the started PIDs are recorded")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -27,8 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--no-dashboard", action="store_true", help="lighter head; sweeps attach, jobs cannot be submitted")
     sub.add_parser("down", help="stop the processes `up` started")
     sub.add_parser("status")
-    s = sub.add_parser("submit", help="submit `python -m sweeps -m OVERRIDES` as a Ray job: submit -- +experiment=smoke")
-    s.add_argument("--address", help="dashboard URL, e.g. http://HOST:8265 (default: $RAY_ADDRESS or the local cluster)")
+    s = sub.add_parser(
+        "submit", help="submit `python -m sweeps -m OVERRIDES` as a Ray job: submit -- +experiment=smoke"
+    )
+    s.add_argument(
+        "--address", help="dashboard URL, e.g. http://HOST:8265 (default: $RAY_ADDRESS or the local cluster)"
+    )
     s.add_argument("--no-follow", action="store_true", help="print the job id and return")
     lg = sub.add_parser("logs")
     lg.add_argument("job_id")
@@ -44,8 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "up":
         from cluster.local import up
 
-        state = up(args.workers, args.state_dir, args.head_cpus, args.worker_cpus, args.memory_gb,
-                   dashboard=not args.no_dashboard)
+        state = up(
+            args.workers,
+            args.state_dir,
+            args.head_cpus,
+            args.worker_cpus,
+            args.memory_gb,
+            dashboard=not args.no_dashboard,
+        )
         print(f"cluster up: {len(state.nodes)} nodes at {state.address}, dashboard {state.dashboard}")
         print(f"  attach a sweep: python -m sweeps -m ... ray.address={state.address}")
         print("  submit a sweep: python -m cluster submit -- +experiment=smoke")
@@ -81,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "mlflow":
         from cluster.mlflow_server import start
 
-        print(f"MLflow server at {start(args.state_dir, args.host, args.port)}  "
-              f"(mlflow.tracking_uri=... for sweeps; `down` stops it)")
+        print(
+            f"MLflow server at {start(args.state_dir, args.host, args.port)}  "
+            f"(mlflow.tracking_uri=... for sweeps; `down` stops it)"
+        )
         return 0
     return 2
 

@@ -46,8 +46,15 @@ SIM_DURATION_S = 1500
 
 
 def grid(jobs: int, sim_duration_s: float) -> list[str]:
-    return [f"seed=range(1,{jobs + 1})", "flows=40", "core_mbps=100", f"duration_s={sim_duration_s:g}",
-            "warmup_s=5", "ray.batch_size=1", "mlflow.enabled=false"]
+    return [
+        f"seed=range(1,{jobs + 1})",
+        "flows=40",
+        "core_mbps=100",
+        f"duration_s={sim_duration_s:g}",
+        "warmup_s=5",
+        "ray.batch_size=1",
+        "mlflow.enabled=false",
+    ]
 
 
 @dataclass
@@ -73,17 +80,25 @@ def run(nodes: int, tmp: Path, grid_: list[str]) -> Run:
     state = local.up(nodes - 1, state_dir, head_cpus=1, dashboard=False)
     try:
         t0 = time.monotonic()
-        res = subprocess.run([sys.executable, "-m", "sweeps", "-m", *grid_, f"results_dir={results}",
-                              f"ray.address={state.address}"], capture_output=True, text=True,
-                             env=dict(os.environ, RAY_AUTH_MODE="disabled"))
+        res = subprocess.run(
+            [sys.executable, "-m", "sweeps", "-m", *grid_, f"results_dir={results}", f"ray.address={state.address}"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, RAY_AUTH_MODE="disabled"),
+        )
         wall = time.monotonic() - t0
         if res.returncode != 0:
             raise RuntimeError(res.stderr)
     finally:
         local.down(state_dir)
-    job_s, n, used = duckdb.connect().execute(
-        f"SELECT sum(job_wall_s), count(*), count(DISTINCT node_id) "
-        f"FROM read_parquet('{results}/runs/**/*.parquet')").fetchone()
+    job_s, n, used = (
+        duckdb.connect()
+        .execute(
+            f"SELECT sum(job_wall_s), count(*), count(DISTINCT node_id) "
+            f"FROM read_parquet('{results}/runs/**/*.parquet')"
+        )
+        .fetchone()
+    )
     m = re.search(r"ran \d+ jobs in ([\d.]+) s", res.stderr)
     return Run(nodes, wall, float(m.group(1)) if m else float("nan"), job_s, n, used)
 
@@ -112,8 +127,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m cluster.bench")
     ap.add_argument("--rounds", type=int, default=3, help="alternating 1-node / 2-node rounds (default 3)")
     ap.add_argument("--jobs", type=int, default=JOBS, help=f"jobs in the sweep (default {JOBS})")
-    ap.add_argument("--sim-duration-s", type=float, default=SIM_DURATION_S,
-                    help=f"simulated seconds per job (default {SIM_DURATION_S}: about 3 s of CPU each)")
+    ap.add_argument(
+        "--sim-duration-s",
+        type=float,
+        default=SIM_DURATION_S,
+        help=f"simulated seconds per job (default {SIM_DURATION_S}: about 3 s of CPU each)",
+    )
     args = ap.parse_args(argv)
     grid_ = grid(args.jobs, args.sim_duration_s)
     console = Console(width=150)
@@ -125,18 +144,36 @@ def main(argv: list[str] | None = None) -> None:
             with console.status(f"round {r + 1}/{args.rounds}: 1 node, then 2 nodes..."):
                 rounds.append((run(1, Path(d), grid_), run(2, Path(d), grid_)))
     mean_job_s = statistics.mean(one.job_s / one.jobs for one, _ in rounds)
-    table = Table(title=f"CPU-bound sweep on the local cluster ({args.jobs} jobs of ~{mean_job_s:.1f} s, "
-                        "1 CPU per node, the head included)")
-    for col in ("round", "nodes", "nodes used", "command s", "execution s", "speed-up (execution)",
-                "speed-up (command)", "sum of job s", "overhead per job s"):
+    table = Table(
+        title=f"CPU-bound sweep on the local cluster ({args.jobs} jobs of ~{mean_job_s:.1f} s, "
+        "1 CPU per node, the head included)"
+    )
+    for col in (
+        "round",
+        "nodes",
+        "nodes used",
+        "command s",
+        "execution s",
+        "speed-up (execution)",
+        "speed-up (command)",
+        "sum of job s",
+        "overhead per job s",
+    ):
         table.add_column(col, justify="right")
     for k, (one, two) in enumerate(rounds, 1):
         for run_ in (one, two):
             first = run_ is one
-            table.add_row(str(k) if first else "", str(run_.nodes_up), str(run_.nodes), f"{run_.command_s:.1f}",
-                          f"{run_.execution_s:.1f}", "" if first else f"{one.execution_s / two.execution_s:.2f}x",
-                          "" if first else f"{one.command_s / two.command_s:.2f}x", f"{run_.job_s:.1f}",
-                          f"{run_.overhead_per_job_s:.3f}")
+            table.add_row(
+                str(k) if first else "",
+                str(run_.nodes_up),
+                str(run_.nodes),
+                f"{run_.command_s:.1f}",
+                f"{run_.execution_s:.1f}",
+                "" if first else f"{one.execution_s / two.execution_s:.2f}x",
+                "" if first else f"{one.command_s / two.command_s:.2f}x",
+                f"{run_.job_s:.1f}",
+                f"{run_.overhead_per_job_s:.3f}",
+            )
     console.print(table)
     exec_up = [one.execution_s / two.execution_s for one, two in rounds]
     cmd_up = [one.command_s / two.command_s for one, two in rounds]
@@ -146,10 +183,12 @@ def main(argv: list[str] | None = None) -> None:
         f"for the whole command; per-job overhead median "
         f"{statistics.median(o.overhead_per_job_s for o, _ in rounds):.3f} s (1 node), "
         f"{statistics.median(t.overhead_per_job_s for _, t in rounds):.3f} s (2 nodes); "
-        f"job time on 2 nodes / on 1 node: {statistics.median(t.job_s / o.job_s for o, t in rounds):.2f} (median)")
+        f"job time on 2 nodes / on 1 node: {statistics.median(t.job_s / o.job_s for o, t in rounds):.2f} (median)"
+    )
     console.print(
         f"ceiling without Ray, 2 plain processes vs 1 on the same jobs: {ceiling:.2f}x; Ray reaches "
-        f"{statistics.median(exec_up) / ceiling:.0%} of it")
+        f"{statistics.median(exec_up) / ceiling:.0%} of it"
+    )
 
 
 if __name__ == "__main__":

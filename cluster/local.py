@@ -46,7 +46,7 @@ class ClusterState:
     mlflow_uri: str | None = None
 
     @staticmethod
-    def load(state_dir: Path) -> "ClusterState | None":
+    def load(state_dir: Path) -> ClusterState | None:
         path = state_dir / "state.json"
         if not path.exists():
             return None
@@ -72,8 +72,13 @@ def _env() -> dict[str, str]:
     # otherwise take CPU from the simulations.
     # Without the embedded Ray's single-node switch (sweeps.raycfg.loopback_only), if a caller left it set.
     env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
-    return {**env, **ray_env(), "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
-            "RAY_enable_metrics_collection": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    return {
+        **env,
+        **ray_env(),
+        "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+        "RAY_enable_metrics_collection": "0",
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
 
 
 def wait_port(port: int, timeout: float = 60.0) -> None:
@@ -97,9 +102,9 @@ def _group_members(pgid: int) -> list[tuple[int, str, str]]:
             stat = (d / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if int(fields[2]) == pgid:
-            out.append((int(d.name), stat[stat.index("(") + 1:stat.rindex(")")], fields[0]))
+            out.append((int(d.name), stat[stat.index("(") + 1 : stat.rindex(")")], fields[0]))
     return out
 
 
@@ -115,16 +120,24 @@ def alive(pgid: int) -> bool:
 def _spawn(args: list[str], log: Path) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:
-        proc = subprocess.Popen(args, env=_env(), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, env=_env(), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     return proc.pid
 
 
 def _node_args(i: int, temp_dir: Path, cpus: int, memory_gb: float, store_mb: int) -> list[str]:
-    return ["--block", f"--num-cpus={cpus}", f"--temp-dir={temp_dir}", "--node-ip-address=127.0.0.1",
-            f"--memory={int(memory_gb * 2**30)}", f"--object-store-memory={store_mb * 2**20}",
-            f"--dashboard-agent-listen-port={AGENT_PORT_BASE + i}", f"--metrics-export-port={METRICS_PORT_BASE + i}",
-            f"--runtime-env-agent-port={RUNTIME_ENV_PORT_BASE + i}"]
+    return [
+        "--block",
+        f"--num-cpus={cpus}",
+        f"--temp-dir={temp_dir}",
+        "--node-ip-address=127.0.0.1",
+        f"--memory={int(memory_gb * 2**30)}",
+        f"--object-store-memory={store_mb * 2**20}",
+        f"--dashboard-agent-listen-port={AGENT_PORT_BASE + i}",
+        f"--metrics-export-port={METRICS_PORT_BASE + i}",
+        f"--runtime-env-agent-port={RUNTIME_ENV_PORT_BASE + i}",
+    ]
 
 
 def _ray_temp_root(state_dir: Path) -> Path:
@@ -137,22 +150,40 @@ def _ray_temp_root(state_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"bsw-{digest}"
 
 
-def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, worker_cpus: int = 1,
-       memory_gb: float = 2.0, store_mb: int = 200, dashboard: bool = True) -> ClusterState:
+def up(
+    workers: int,
+    state_dir: Path = DEFAULT_STATE_DIR,
+    head_cpus: int = 0,
+    worker_cpus: int = 1,
+    memory_gb: float = 2.0,
+    store_mb: int = 200,
+    dashboard: bool = True,
+) -> ClusterState:
     """Starts the head (no CPUs by default: it runs the sweep driver, GCS and dashboard) and
     `workers` worker nodes; returns once every node has joined. Without the dashboard (ten
     Python processes) sweeps can still attach, but jobs cannot be submitted."""
     existing = ClusterState.load(state_dir)
     if existing and any(alive(n.pid) for n in existing.nodes):
-        raise RuntimeError(f"a cluster from {state_dir} is already running at {existing.address}; "
-                           "`python -m cluster down` first")
+        raise RuntimeError(
+            f"a cluster from {state_dir} is already running at {existing.address}; `python -m cluster down` first"
+        )
     address = f"127.0.0.1:{HEAD_PORT}"
     state = ClusterState(address=address, dashboard=f"http://127.0.0.1:{DASHBOARD_PORT}")
     head_tmp = _ray_temp_root(state_dir) / "head"
-    pid = _spawn([_bin("ray"), "start", "--head", f"--port={HEAD_PORT}", "--dashboard-host=127.0.0.1",
-                  f"--dashboard-port={DASHBOARD_PORT}", f"--include-dashboard={str(dashboard).lower()}",
-                  f"--ray-client-server-port={CLIENT_PORT_BASE}",
-                  *_node_args(0, head_tmp, head_cpus, memory_gb, store_mb)], state_dir / "head.log")
+    pid = _spawn(
+        [
+            _bin("ray"),
+            "start",
+            "--head",
+            f"--port={HEAD_PORT}",
+            "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={DASHBOARD_PORT}",
+            f"--include-dashboard={str(dashboard).lower()}",
+            f"--ray-client-server-port={CLIENT_PORT_BASE}",
+            *_node_args(0, head_tmp, head_cpus, memory_gb, store_mb),
+        ],
+        state_dir / "head.log",
+    )
     state.nodes.append(Node("head", pid, str(head_tmp), str(state_dir / "head.log")))
     state.save(state_dir)  # recorded at once, so `down` can stop a half-started cluster
     try:
@@ -162,8 +193,10 @@ def up(workers: int, state_dir: Path = DEFAULT_STATE_DIR, head_cpus: int = 0, wo
         for i in range(1, workers + 1):
             tmp = _ray_temp_root(state_dir) / f"worker{i}"
             log = state_dir / f"worker{i}.log"
-            pid = _spawn([_bin("ray"), "start", f"--address={address}",
-                          *_node_args(i, tmp, worker_cpus, memory_gb, store_mb)], log)
+            pid = _spawn(
+                [_bin("ray"), "start", f"--address={address}", *_node_args(i, tmp, worker_cpus, memory_gb, store_mb)],
+                log,
+            )
             state.nodes.append(Node(f"worker{i}", pid, str(tmp), str(log)))
             state.save(state_dir)
         _wait_nodes(address, 1 + workers, 90)
@@ -185,9 +218,11 @@ def _wait_nodes(address: str, n: int, timeout: float) -> None:
 def alive_nodes(address: str) -> list[dict]:
     """The cluster's live nodes, from the GCS (a short-lived `ray.nodes()` in a subprocess, so
     this process does not stay connected)."""
-    code = ("import json, ray; ray.init(address=%r, log_to_driver=False, logging_level='ERROR'); "
-            "print(json.dumps([{'id': n['NodeID'], 'cpus': n['Resources'].get('CPU', 0), "
-            "'raylet_pid': n.get('RayletPid')} for n in ray.nodes() if n['Alive']]))" % address)
+    code = (
+        f"import json, ray; ray.init(address={address!r}, log_to_driver=False, logging_level='ERROR'); "
+        "print(json.dumps([{'id': n['NodeID'], 'cpus': n['Resources'].get('CPU', 0), "
+        "'raylet_pid': n.get('RayletPid')} for n in ray.nodes() if n['Alive']]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=60)
     try:
         return json.loads(out.stdout.strip().splitlines()[-1])
@@ -235,8 +270,10 @@ def status(state_dir: Path = DEFAULT_STATE_DIR) -> str:
     for n in state.nodes:
         lines.append(f"  {n.name:8s} pid {n.pid:7d}  {'running' if alive(n.pid) else 'stopped'}  log {n.log}")
     if state.mlflow_pid:
-        lines.append(f"  mlflow   pid {state.mlflow_pid:7d}  "
-                     f"{'running' if alive(state.mlflow_pid) else 'stopped'}  {state.mlflow_uri}")
+        lines.append(
+            f"  mlflow   pid {state.mlflow_pid:7d}  "
+            f"{'running' if alive(state.mlflow_pid) else 'stopped'}  {state.mlflow_uri}"
+        )
     live = alive_nodes(state.address) if any(alive(n.pid) for n in state.nodes) else []
     lines.append(f"{len(live)} live nodes, {sum(n['cpus'] for n in live):g} CPUs")
     return "\n".join(lines)

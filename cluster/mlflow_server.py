@@ -12,8 +12,9 @@ from pathlib import Path
 from cluster.local import DEFAULT_STATE_DIR, PROJECT_ROOT, ClusterState, wait_port
 
 
-def start(state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", port: int = 5000,
-          backend: str | None = None) -> str:
+def start(
+    state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", port: int = 5000, backend: str | None = None
+) -> str:
     state = ClusterState.load(state_dir)
     if state is None:
         raise RuntimeError(f"no cluster recorded in {state_dir}: `python -m cluster up` first")
@@ -22,10 +23,26 @@ def start(state_dir: Path = DEFAULT_STATE_DIR, host: str = "127.0.0.1", port: in
     log = state_dir / "mlflow.log"
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     with open(log, "w") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "mlflow"), "server", "--host", host, "--port",
-                                 str(port), "--workers", "1", "--backend-store-uri", backend,
-                                 "--default-artifact-root", artifacts],
-                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "mlflow"),
+                "server",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                "--backend-store-uri",
+                backend,
+                "--default-artifact-root",
+                artifacts,
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     state.mlflow_pid = proc.pid
     state.mlflow_uri = f"http://{host}:{port}"
     state.save(state_dir)

@@ -15,8 +15,23 @@ from ray.job_submission import JobStatus, JobSubmissionClient
 from cluster.local import PROJECT_ROOT
 from sweeps.raycfg import ray_env
 
-EXCLUDES = [".venv", "venv", "target", "sim/target", "results", "mlflow.db", "mlflow.db-*", "mlruns", ".git",
-            ".cluster", "reports", "**/__pycache__", ".pytest_cache", "outputs", "multirun"]
+EXCLUDES = [
+    ".venv",
+    "venv",
+    "target",
+    "sim/target",
+    "results",
+    "mlflow.db",
+    "mlflow.db-*",
+    "mlruns",
+    ".git",
+    ".cluster",
+    "reports",
+    "**/__pycache__",
+    ".pytest_cache",
+    "outputs",
+    "multirun",
+]
 DEFAULT_DASHBOARD = "http://127.0.0.1:28265"
 
 
@@ -53,8 +68,10 @@ def submit(overrides: list[str], address: str | None = None, follow: bool = True
     env = {**ray_env()}
     if os.environ.get("MLFLOW_TRACKING_URI"):
         env["MLFLOW_TRACKING_URI"] = os.environ["MLFLOW_TRACKING_URI"]
-    job_id = c.submit_job(entrypoint=entrypoint(overrides),
-                          runtime_env={"working_dir": str(PROJECT_ROOT), "excludes": EXCLUDES, "env_vars": env})
+    job_id = c.submit_job(
+        entrypoint=entrypoint(overrides),
+        runtime_env={"working_dir": str(PROJECT_ROOT), "excludes": EXCLUDES, "env_vars": env},
+    )
     print(f"submitted job {job_id}", flush=True)
     if not follow:
         return job_id, c.get_job_status(job_id)

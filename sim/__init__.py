@@ -1,8 +1,8 @@
 """buffersweep's packet-level simulator: a Rust engine behind a small typed API.
 
-    import sim
-    res = sim.run(tcp="paced", flows=40, buffer_pkts=10, wmax_pkts=32, core_mbps=100)
-    res.metrics()["utilization"]
+import sim
+res = sim.run(tcp="paced", flows=40, buffer_pkts=10, wmax_pkts=32, core_mbps=100)
+res.metrics()["utilization"]
 """
 
 from sim._core import ENGINE_VERSION

@@ -32,46 +32,125 @@ ROUNDS = 3
 
 SCENARIOS: dict[str, dict] = {
     "dick 45Mb/s 60 flows B=73 newreno": dict(
-        tcp="newreno", flows=60, buffer_pkts=73, core_mbps=45, rtt_ms=100, rtt_spread_ms=20,
-        wmax_pkts=10_000, duration_s=150, warmup_s=30, start_window_s=5),
+        tcp="newreno",
+        flows=60,
+        buffer_pkts=73,
+        core_mbps=45,
+        rtt_ms=100,
+        rtt_spread_ms=20,
+        wmax_pkts=10_000,
+        duration_s=150,
+        warmup_s=30,
+        start_window_s=5,
+    ),
     "enachescu 100Mb/s 40 flows B=10 paced": dict(
-        tcp="paced", flows=40, buffer_pkts=10, core_mbps=100, rtt_ms=100, rtt_spread_ms=50,
-        wmax_pkts=32, duration_s=200, warmup_s=50, start_window_s=5),
+        tcp="paced",
+        flows=40,
+        buffer_pkts=10,
+        core_mbps=100,
+        rtt_ms=100,
+        rtt_spread_ms=50,
+        wmax_pkts=32,
+        duration_s=200,
+        warmup_s=50,
+        start_window_s=5,
+    ),
     "1Gb/s 1000 flows B=20 access 10Mb/s reno": dict(
-        tcp="reno", flows=1000, buffer_pkts=20, core_mbps=1000, access_mbps=10, rtt_ms=100,
-        rtt_spread_ms=50, wmax_pkts=10_000, duration_s=60, warmup_s=10, start_window_s=5),
+        tcp="reno",
+        flows=1000,
+        buffer_pkts=20,
+        core_mbps=1000,
+        access_mbps=10,
+        rtt_ms=100,
+        rtt_spread_ms=50,
+        wmax_pkts=10_000,
+        duration_s=60,
+        warmup_s=10,
+        start_window_s=5,
+    ),
 }
 # Scaling in flows under the same per-flow conditions (2 Mb/s of capacity per flow, wmax 32,
 # ~5M bottleneck packets each): cost per packet should grow no faster than log(flows).
 for _n in (10, 100, 1000, 10_000):
     SCENARIOS[f"scaling {_n} flows, {2 * _n} Mb/s"] = dict(
-        tcp="newreno", flows=_n, core_mbps=2.0 * _n, buffer_pkts=max(20, _n // 10), wmax_pkts=32, rtt_ms=100,
-        rtt_spread_ms=50, duration_s=max(10.0, 5e6 / (2.0 * _n * 1e6 / 8000)), warmup_s=2, start_window_s=1)
+        tcp="newreno",
+        flows=_n,
+        core_mbps=2.0 * _n,
+        buffer_pkts=max(20, _n // 10),
+        wmax_pkts=32,
+        rtt_ms=100,
+        rtt_spread_ms=50,
+        duration_s=max(10.0, 5e6 / (2.0 * _n * 1e6 / 8000)),
+        warmup_s=2,
+        start_window_s=1,
+    )
 # The traffic mix of Appenzeller et al.'s Fig. 12: ~200,000 short flows (slot reuse keeps memory flat).
 SCENARIOS["400Mb/s 300 long + 80Mb/s short flows B=129 reno"] = dict(
-    tcp="reno", flows=300, buffer_pkts=129, core_mbps=400, short_mbps=80, rtt_ms=80, rtt_spread_ms=80,
-    wmax_pkts=100_000, duration_s=300, warmup_s=30, start_window_s=5)
+    tcp="reno",
+    flows=300,
+    buffer_pkts=129,
+    core_mbps=400,
+    short_mbps=80,
+    rtt_ms=80,
+    rtt_spread_ms=80,
+    wmax_pkts=100_000,
+    duration_s=300,
+    warmup_s=30,
+    start_window_s=5,
+)
 SCENARIOS["memory: 10000 flows, 1 Gb/s"] = dict(
-    tcp="newreno", flows=10_000, buffer_pkts=100, core_mbps=1000, rtt_ms=100, rtt_spread_ms=50,
-    wmax_pkts=10_000, duration_s=30, warmup_s=5, start_window_s=5)
+    tcp="newreno",
+    flows=10_000,
+    buffer_pkts=100,
+    core_mbps=1000,
+    rtt_ms=100,
+    rtt_spread_ms=50,
+    wmax_pkts=10_000,
+    duration_s=30,
+    warmup_s=5,
+    start_window_s=5,
+)
 NEW_ONLY: dict[str, dict] = {
     # Two 100 Mb/s links in series, 100 flows on each of the three routes (300 flows).
     "parking lot 2 x 100Mb/s, 300 flows, B=100 newreno": dict(
-        tcp="newreno", flows=100, buffer_pkts=100, core_mbps=100, rtt_ms=100, rtt_spread_ms=50, wmax_pkts=10_000,
-        duration_s=100, warmup_s=10, start_window_s=5, topology="parking_lot"),
+        tcp="newreno",
+        flows=100,
+        buffer_pkts=100,
+        core_mbps=100,
+        rtt_ms=100,
+        rtt_spread_ms=50,
+        wmax_pkts=10_000,
+        duration_s=100,
+        warmup_s=10,
+        start_window_s=5,
+        topology="parking_lot",
+    ),
     # ABS section 4.4's web scenario (conf/experiment/abs_web.yaml at 100 packets; a test keeps the
     # two equal): 20 FTP flows and 28 web sessions, ~100,000 object transfers in 1,200 s. Issue 15:
     # under 60 s of wall time and 500 MB.
     "ABS web: 10Mb/s, 20 FTP + 28 HTTP sessions, 1200 s": dict(
-        tcp="sack", flows=20, buffer_pkts=100, core_mbps=10, rtt_ms=90, rtt_spread_ms=120, pkt_bytes=1000,
-        wmax_pkts=100_000, duration_s=1200, warmup_s=20, start_window_s=1, traffic=[dict(kind="http", sessions=28)]),
+        tcp="sack",
+        flows=20,
+        buffer_pkts=100,
+        core_mbps=10,
+        rtt_ms=90,
+        rtt_spread_ms=120,
+        pkt_bytes=1000,
+        wmax_pkts=100_000,
+        duration_s=1200,
+        warmup_s=20,
+        start_window_s=1,
+        traffic=[dict(kind="http", sessions=28)],
+    ),
 }
 
 # Every window law with SACK on Dick's 60-flow scenario, beside Reno in the same run (issue 14:
 # each at >= 2 M bottleneck packets per wall-second).
 _DICK = {k: v for k, v in SCENARIOS["dick 45Mb/s 60 flows B=73 newreno"].items() if k != "tcp"}
-VARIANTS: dict[str, dict] = {name: dict(tcp=name, **_DICK) for name in (
-    "reno", "newreno", "sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood", "lp")}
+VARIANTS: dict[str, dict] = {
+    name: dict(tcp=name, **_DICK)
+    for name in ("reno", "newreno", "sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood", "lp")
+}
 
 # `repeat` runs in one process; the fastest is kept (see `compare`).
 CHILD = """
@@ -94,8 +173,14 @@ print(json.dumps({k: v for k, v in m.items() if isinstance(v, (int, float, str))
 
 def run_one(fields: dict, pythonpath: Path = ROOT, repeat: int = 1) -> dict:
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(fields), str(repeat)], capture_output=True,
-                         text=True, check=True, env=env, cwd=pythonpath)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(fields), str(repeat)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=pythonpath,
+    )
     m = json.loads(out.stdout.strip().splitlines()[-1])
     m["link_pkts_per_s"] = m["link_pkts"] / max(m["wall_s"], 1e-9)
     return m
@@ -103,8 +188,9 @@ def run_one(fields: dict, pythonpath: Path = ROOT, repeat: int = 1) -> dict:
 
 def build_baseline(ref: str) -> Path:
     """The `sim` package of commit `ref`, with its engine built: a directory to put on PYTHONPATH."""
-    sha = subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     tree = ROOT / ".bench" / f"baseline-{sha}"
     ext = tree / "sim" / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
     if ext.exists():
@@ -114,8 +200,20 @@ def build_baseline(ref: str) -> Path:
     archive = subprocess.run(["git", "archive", sha, "sim"], cwd=ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     Console(stderr=True).print(f"building the baseline engine of {sha} in {tree} (about 1 minute)...")
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--features", "python", "--manifest-path",
-                    str(tree / "sim" / "Cargo.toml")], check=True, env=dict(os.environ, CARGO_TARGET_DIR=str(tree / "target")))
+    subprocess.run(
+        [
+            "cargo",
+            "build",
+            "--release",
+            "--quiet",
+            "--features",
+            "python",
+            "--manifest-path",
+            str(tree / "sim" / "Cargo.toml"),
+        ],
+        check=True,
+        env=dict(os.environ, CARGO_TARGET_DIR=str(tree / "target")),
+    )
     shutil.copy(tree / "target" / "release" / "libsim_core.so", ext)
     return tree
 
@@ -136,8 +234,17 @@ def compare(baseline: Path) -> Table:
     identical-cost builds anywhere between 0.81x and 1.13x.
     """
     table = Table(title=f"engine benchmark: old ({baseline.name}) vs new, {ROUNDS} alternating rounds, best run")
-    for col in ("scenario", "sim s", "util old/new", "pkts/s old", "pkts/s new", "new/old", "wall s new",
-                "RSS MB old", "RSS MB new"):
+    for col in (
+        "scenario",
+        "sim s",
+        "util old/new",
+        "pkts/s old",
+        "pkts/s new",
+        "new/old",
+        "wall s new",
+        "RSS MB old",
+        "RSS MB new",
+    ):
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for name, fields in SCENARIOS.items():
         old, new, k = [], [], _repeats(fields)
@@ -145,9 +252,17 @@ def compare(baseline: Path) -> Table:
             old.append(run_one(fields, baseline, k))
             new.append(run_one(fields, ROOT, k))
         po, pn = max(r["pkts_per_s"] for r in old), max(r["pkts_per_s"] for r in new)
-        table.add_row(name, f"{fields['duration_s']:.0f}", f"{old[0]['utilization']:.4f}/{new[0]['utilization']:.4f}",
-                      f"{po:,.0f}", f"{pn:,.0f}", f"{pn / po:.3f}", f"{min(r['wall_s'] for r in new):.2f}",
-                      f"{max(r['peak_rss_mb'] for r in old):.0f}", f"{max(r['peak_rss_mb'] for r in new):.0f}")
+        table.add_row(
+            name,
+            f"{fields['duration_s']:.0f}",
+            f"{old[0]['utilization']:.4f}/{new[0]['utilization']:.4f}",
+            f"{po:,.0f}",
+            f"{pn:,.0f}",
+            f"{pn / po:.3f}",
+            f"{min(r['wall_s'] for r in new):.2f}",
+            f"{max(r['peak_rss_mb'] for r in old):.0f}",
+            f"{max(r['peak_rss_mb'] for r in new):.0f}",
+        )
     return table
 
 
@@ -158,9 +273,23 @@ def instructions(fields: dict, pythonpath: Path) -> int:
     """Instructions the engine executes on `fields` (valgrind's callgrind, counting only inside
     `sim.run`): deterministic, so a 1% difference is real, where wall time on a shared VM is not."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                          "--toggle-collect=*__pyfunction_run*", sys.executable, "-c", INSTRUCTIONS_CHILD,
-                          json.dumps(fields)], capture_output=True, text=True, check=True, env=env, cwd=pythonpath)
+    out = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--toggle-collect=*__pyfunction_run*",
+            sys.executable,
+            "-c",
+            INSTRUCTIONS_CHILD,
+            json.dumps(fields),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=pythonpath,
+    )
     return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
 
 
@@ -171,8 +300,12 @@ def compare_instructions(baseline: Path, scale: float) -> Table:
     for col in ("scenario", "sim s", "instructions old", "instructions new", "new/old"):
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for name, fields in SCENARIOS.items():
-        f = dict(fields, duration_s=fields["warmup_s"] + fields["start_window_s"]
-                 + (fields["duration_s"] - fields["warmup_s"]) * scale)
+        f = dict(
+            fields,
+            duration_s=fields["warmup_s"]
+            + fields["start_window_s"]
+            + (fields["duration_s"] - fields["warmup_s"]) * scale,
+        )
         old, new = instructions(f, baseline), instructions(f, ROOT)
         table.add_row(name, f"{f['duration_s']:.1f}", f"{old:,}", f"{new:,}", f"{new / old:.3f}")
     return table
@@ -184,9 +317,16 @@ def current() -> Table:
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for name, fields in {**SCENARIOS, **NEW_ONLY}.items():
         m = run_one(fields)
-        table.add_row(name, f"{fields['duration_s']:.0f}", f"{m['utilization']:.3f}", f"{m['link_pkts_per_s']:,.0f}",
-                      f"{1e9 / m['link_pkts_per_s']:.0f}", f"{m['events_per_s']:,.0f}", f"{m['wall_s']:.2f}",
-                      f"{m['peak_rss_mb']:.0f}")
+        table.add_row(
+            name,
+            f"{fields['duration_s']:.0f}",
+            f"{m['utilization']:.3f}",
+            f"{m['link_pkts_per_s']:,.0f}",
+            f"{1e9 / m['link_pkts_per_s']:.0f}",
+            f"{m['events_per_s']:,.0f}",
+            f"{m['wall_s']:.2f}",
+            f"{m['peak_rss_mb']:.0f}",
+        )
     return table
 
 
@@ -200,17 +340,27 @@ def variants() -> Table:
     for name, fields in VARIANTS.items():
         m = run_one(fields, repeat=ROUNDS)
         rates[name] = m["pkts_per_s"]
-        table.add_row(name, f"{m['utilization']:.3f}", f"{m['loss_rate']:.4f}", f"{rates[name]:,.0f}",
-                      f"{rates[name] / rates['reno']:.2f}")
+        table.add_row(
+            name,
+            f"{m['utilization']:.3f}",
+            f"{m['loss_rate']:.4f}",
+            f"{rates[name]:,.0f}",
+            f"{rates[name] / rates['reno']:.2f}",
+        )
     return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git ref whose engine to run side by side (e.g. 0cd694d)")
-    parser.add_argument("--instructions", type=float, metavar="SCALE", help="with --baseline, also count both "
-                        "engines' instructions under valgrind, each scenario's measured interval cut to SCALE "
-                        "(0.05 takes about 30 minutes)")
+    parser.add_argument(
+        "--instructions",
+        type=float,
+        metavar="SCALE",
+        help="with --baseline, also count both "
+        "engines' instructions under valgrind, each scenario's measured interval cut to SCALE "
+        "(0.05 takes about 30 minutes)",
+    )
     args = parser.parse_args()
     if args.instructions and not (args.baseline and shutil.which("valgrind")):
         parser.error("--instructions needs --baseline and valgrind on PATH")

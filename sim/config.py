@@ -63,8 +63,9 @@ def _field(spec: dict[str, Any]) -> tuple[str, Any, Any]:
 def _record(desc: dict[str, Any], bases: tuple[type, ...] = ()) -> type:
     name = desc["name"]
     if name not in CLASSES:
-        CLASSES[name] = dataclasses.make_dataclass(name, [_field(s) for s in desc["fields"]], bases=bases,
-                                                   frozen=True, namespace=_namespace(desc["doc"]))
+        CLASSES[name] = dataclasses.make_dataclass(
+            name, [_field(s) for s in desc["fields"]], bases=bases, frozen=True, namespace=_namespace(desc["doc"])
+        )
     return CLASSES[name]
 
 
@@ -75,8 +76,9 @@ def _variant(u: dict[str, Any], v: dict[str, Any]) -> type:
         tag = (u["tag"], str, dataclasses.field(default=v["name"], metadata={"unit": "", "doc": "", "allowed": ""}))
         fields = [tag] + [_field(s) for s in u["common"] + v["fields"]]
         doc = f"{u['name']} {v['name']}: {v['doc']}"
-        _VARIANTS[key] = CLASSES[name] = dataclasses.make_dataclass(name, fields, frozen=True,
-                                                                     namespace=_namespace(doc))
+        _VARIANTS[key] = CLASSES[name] = dataclasses.make_dataclass(
+            name, fields, frozen=True, namespace=_namespace(doc)
+        )
     return _VARIANTS[key]
 
 
@@ -113,10 +115,16 @@ def to_value(x: Any) -> Any:
 
 
 _SECTIONS = unions()
-_MOVED = {f"{key}": f"{section}.{key}" for section, u in _SECTIONS.items() for key in
-          [s["key"] for s in union_specs(u)]}
-_MOVED.update({"controller": "buffer_policy", "controller_interval_ms": "buffer_policy.interval_ms",
-               "buffer_schedule": "buffer_policy.steps"})
+_MOVED = {
+    f"{key}": f"{section}.{key}" for section, u in _SECTIONS.items() for key in [s["key"] for s in union_specs(u)]
+}
+_MOVED.update(
+    {
+        "controller": "buffer_policy",
+        "controller_interval_ms": "buffer_policy.interval_ms",
+        "buffer_schedule": "buffer_policy.steps",
+    }
+)
 
 
 class _SimConfigBase:

@@ -101,21 +101,34 @@ class Outcome:
 
 
 def _base(rng: random.Random) -> dict[str, Any]:
-    return dict(flows=rng.randint(1, 8), core_mbps=rng.choice([1.0, 10.0]), duration_s=3.0, warmup_s=1.0,
-                start_window_s=0.5, rtt_ms=rng.choice([20.0, 100.0]), seed=rng.randint(0, 1000))
+    return dict(
+        flows=rng.randint(1, 8),
+        core_mbps=rng.choice([1.0, 10.0]),
+        duration_s=3.0,
+        warmup_s=1.0,
+        start_window_s=0.5,
+        rtt_ms=rng.choice([20.0, 100.0]),
+        seed=rng.randint(0, 1000),
+    )
 
 
 def _topology(rng: random.Random) -> dict[str, Any]:
-    link = lambda: {k: v for k, v in dict(rate_mbps=rng.choice([None, 0.0, 0.001, 5.0, -1.0, 1e8]),
-                                            delay_ms=rng.choice([None, 0.0, 5.0, -1.0, 1e7]),
-                                            buffer_pkts=rng.choice([None, 0, 10, -3, 2**63])).items()
-                    if v is not None or rng.random() < 0.2}
+    def link() -> dict[str, Any]:
+        values = dict(
+            rate_mbps=rng.choice([None, 0.0, 0.001, 5.0, -1.0, 1e8]),
+            delay_ms=rng.choice([None, 0.0, 5.0, -1.0, 1e7]),
+            buffer_pkts=rng.choice([None, 0, 10, -3, 2**63]),
+        )
+        return {k: v for k, v in values.items() if v is not None or rng.random() < 0.2}
+
     topo: dict[str, Any] = {"name": rng.choice(["parking_lot", "parking_lot", "dumbbell", "ring"])}
     if rng.random() < 0.7:
         topo["links"] = [link() for _ in range(rng.choice([0, 1, 2, 3, 17]))]
     if rng.random() < 0.5:
-        topo["routes"] = [{"links": rng.choice([[0], [1], [0, 1], [2], [], [0, 0], ["a"]]),
-                           "flows": rng.choice([0, 1, 3, -1])} for _ in range(rng.choice([0, 1, 3]))]
+        topo["routes"] = [
+            {"links": rng.choice([[0], [1], [0, 1], [2], [], [0, 0], ["a"]]), "flows": rng.choice([0, 1, 3, -1])}
+            for _ in range(rng.choice([0, 1, 3]))
+        ]
     return topo
 
 
@@ -137,18 +150,33 @@ def _policy(rng: random.Random) -> dict[str, Any]:
 
 def _traffic(rng: random.Random) -> list[Any]:
     """Traffic groups of every kind, with values inside, at and beyond their bounds."""
+
     def group() -> Any:
         kind = rng.choice(["bulk", "http", "pareto", "udp", "ftp", None])
         g: dict[str, Any] = {} if kind is None else {"kind": kind}
         options = {
             "bulk": {"flows": [1, 3, 0, -1], "schedule": [None, [], [(0.5, 1)], [(1.0, 0), (0.5, 1)], [(0.5, 99)]]},
-            "http": {"sessions": [1, 5, 0], "pages_max": [3, 2000, 0], "arrival": ["all", "poisson", "x"],
-                     "arrival_rate_per_s": [10.0, 0.0, 1e12], "object_shape": [1.2, 1.0, 0.5],
-                     "inter_object_s": [0.01, 0.0, 1e9]},
-            "pareto": {"load_mbps": [0.5, 0.0, -1.0, 1e8], "shape": [1.5, 1.0, 0.5], "size": ["pareto", "fixed", "x"],
-                       "size_pkts": [1, 0, 2**40], "mean_bytes": [1.0, 1e5, 0.0]},
-            "udp": {"flows": [1, 20, 0], "rate_mbps": [0.1, 0.0, -1.0, 1e9], "pattern": ["cbr", "poisson", "x"],
-                    "pkt_bytes": [None, 1, 0, 70_000]},
+            "http": {
+                "sessions": [1, 5, 0],
+                "pages_max": [3, 2000, 0],
+                "arrival": ["all", "poisson", "x"],
+                "arrival_rate_per_s": [10.0, 0.0, 1e12],
+                "object_shape": [1.2, 1.0, 0.5],
+                "inter_object_s": [0.01, 0.0, 1e9],
+            },
+            "pareto": {
+                "load_mbps": [0.5, 0.0, -1.0, 1e8],
+                "shape": [1.5, 1.0, 0.5],
+                "size": ["pareto", "fixed", "x"],
+                "size_pkts": [1, 0, 2**40],
+                "mean_bytes": [1.0, 1e5, 0.0],
+            },
+            "udp": {
+                "flows": [1, 20, 0],
+                "rate_mbps": [0.1, 0.0, -1.0, 1e9],
+                "pattern": ["cbr", "poisson", "x"],
+                "pkt_bytes": [None, 1, 0, 70_000],
+            },
         }.get(kind or "bulk", {})
         for key, values in options.items():
             if rng.random() < 0.5:
@@ -158,6 +186,7 @@ def _traffic(rng: random.Random) -> list[Any]:
         if rng.random() < 0.2:
             g["tcp"] = rng.choice(["cubic", "vegas", {"cc": "newreno", "recovery": "sack"}])
         return g if rng.random() < 0.95 else "x"
+
     return [group() for _ in range(rng.choice([0, 1, 2, 3]))]
 
 
@@ -187,8 +216,10 @@ def mutate(cfg: dict[str, Any], rng: random.Random) -> list[str]:
 
 def _capacity_pkts(cfg: dict[str, Any]) -> float:
     """Packets the config's fastest link could send over its duration (an upper bound on work)."""
+
     def num(v: Any, default: float) -> float:
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else default
+
     rates = [num(cfg.get("core_mbps"), 100.0), num(cfg.get("access_mbps"), 0.0)]
     for key in ("poisson_mbps", "cbr_mbps", "short_mbps"):
         rates.append(num(cfg.get(key), 0.0))
@@ -204,8 +235,11 @@ def check_result(res: sim.SimResult) -> str:
     """'' if the tables are in range, else what is not."""
     m = res.metrics()
     problems = [f"summary {k} = {v}" for k, v in m.items() if isinstance(v, float) and math.isnan(v)]
-    for table, cols in (("summary", ("utilization", "loss_rate", "access_loss_rate")),
-                        ("links", ("utilization", "loss_rate")), ("timeseries", ("utilization",))):
+    for table, cols in (
+        ("summary", ("utilization", "loss_rate", "access_loss_rate")),
+        ("links", ("utilization", "loss_rate")),
+        ("timeseries", ("utilization",)),
+    ):
         t = res.summary if table == "summary" else getattr(res, table)
         for c in cols:
             bad = [v for v in t.column(c).to_pylist() if v is not None and not (0.0 <= v <= 1.0)]

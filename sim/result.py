@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from sim import _core
 from sim.config import SimConfig
-from sim.schema import TABLES, config_columns, config_row as _flat_config, output_fields
+from sim.schema import TABLES, config_columns, output_fields
+from sim.schema import config_row as _flat_config
 
 CONFIG_FIELDS: list[pa.Field] = [f for _, f, _ in config_columns()]
 """The columns a run's config fills in a results table."""

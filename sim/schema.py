@@ -13,7 +13,6 @@ A type description is a dict: {"type": "bool" | "int" | "float" | "str"}, {"type
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,8 +30,14 @@ TABLES: dict[str, list[dict[str, Any]]] = SCHEMA["tables"]
 def union_specs(u: dict[str, Any]) -> list[dict[str, Any]]:
     """Every key a union's values may hold, in order: its tag, the common keys, then each
     variant's keys (first occurrence wins; the same key must have the same type everywhere)."""
-    tag = {"key": u["tag"], "type": {"type": "str"}, "default": u["default_tag"], "unit": "",
-           "doc": f"the {u['name']} kind: " + ", ".join(v["name"] for v in u["variants"]), "allowed": ""}
+    tag = {
+        "key": u["tag"],
+        "type": {"type": "str"},
+        "default": u["default_tag"],
+        "unit": "",
+        "doc": f"the {u['name']} kind: " + ", ".join(v["name"] for v in u["variants"]),
+        "allowed": "",
+    }
     out: dict[str, dict[str, Any]] = {u["tag"]: tag}
     for spec in u["common"] + [s for v in u["variants"] for s in v["fields"]]:
         out.setdefault(spec["key"], spec)
@@ -145,10 +150,16 @@ def config_row(normalized: dict[str, Any], labels: dict[str, Any]) -> dict[str, 
     return row
 
 
-_ARROW_OUT = {"float64": pa.float64(), "float64?": pa.float64(), "int64": pa.int64(), "int64?": pa.int64(),
-              "bool": pa.bool_(),
-              "string": pa.string(), "list<int64>": pa.list_(pa.int64()),
-              "label": pa.dictionary(pa.int8(), pa.string())}
+_ARROW_OUT = {
+    "float64": pa.float64(),
+    "float64?": pa.float64(),
+    "int64": pa.int64(),
+    "int64?": pa.int64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+    "list<int64>": pa.list_(pa.int64()),
+    "label": pa.dictionary(pa.int8(), pa.string()),
+}
 
 
 def output_fields(table: str) -> list[pa.Field]:

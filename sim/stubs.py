@@ -45,8 +45,12 @@ def _classes(desc: dict[str, Any], seen: dict[str, list[str]]) -> None:
             _classes(s["type"], seen)
         if desc["name"] not in seen:
             base = "(_SimConfigMethods)" if desc["name"] == "SimConfig" else ""
-            seen[desc["name"]] = ["@dataclass(frozen=True)", f"class {desc['name']}{base}:",
-                                  f'    """{desc["doc"]}"""', *_fields(desc["fields"])]
+            seen[desc["name"]] = [
+                "@dataclass(frozen=True)",
+                f"class {desc['name']}{base}:",
+                f'    """{desc["doc"]}"""',
+                *_fields(desc["fields"]),
+            ]
     if kind == "union":
         for v in desc["variants"]:
             for s in desc["common"] + v["fields"]:
@@ -54,9 +58,13 @@ def _classes(desc: dict[str, Any], seen: dict[str, list[str]]) -> None:
             name = variant_class_name(desc["name"], v["name"])
             if name not in seen:
                 tag = [f"    {desc['tag']}: str = ...", f'    """Always {v["name"]!r}."""']
-                seen[name] = ["@dataclass(frozen=True)", f"class {name}:",
-                              f'    """{desc["name"]} {v["name"]}: {v["doc"]}"""',
-                              *tag, *_fields(desc["common"] + v["fields"])]
+                seen[name] = [
+                    "@dataclass(frozen=True)",
+                    f"class {name}:",
+                    f'    """{desc["name"]} {v["name"]}: {v["doc"]}"""',
+                    *tag,
+                    *_fields(desc["common"] + v["fields"]),
+                ]
 
 
 HEADER = '''"""Type stub of the dataclasses `sim.config` generates from the engine's schema.
@@ -83,9 +91,11 @@ def render() -> str:
     names = {s["key"]: union_names(s["type"].get("of", s["type"])) for s in sections}
     consts = "\n".join(f"{c}: tuple[str, ...]" for c in ("VARIANTS", "TOPOLOGIES", "POLICIES"))
     note = "\n".join(f"# {k} accepts a name ({', '.join(v)}) or a mapping as well" for k, v in names.items())
-    return f"{HEADER}\n{note}\n\n{body}\n\nCLASSES: dict[str, type]\n{consts}\n\n" \
-           "def from_value(desc: dict[str, Any], v: Any) -> Any: ...\ndef to_value(x: Any) -> Any: ...\n" \
-           "def variant_class_name(union: str, variant: str) -> str: ...\n"
+    return (
+        f"{HEADER}\n{note}\n\n{body}\n\nCLASSES: dict[str, type]\n{consts}\n\n"
+        "def from_value(desc: dict[str, Any], v: Any) -> Any: ...\ndef to_value(x: Any) -> Any: ...\n"
+        "def variant_class_name(union: str, variant: str) -> str: ...\n"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,15 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def _run(tmp: Path, args: list[str], stop_when_streaming: bool = False) -> dict:
-    cmd = [sys.executable, "-m", "sweeps", "-m", *args, f"results_dir={tmp / 'results'}",
-           f"mlflow.tracking_uri=sqlite:///{tmp / 'mlflow.db'}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweeps",
+        "-m",
+        *args,
+        f"results_dir={tmp / 'results'}",
+        f"mlflow.tracking_uri=sqlite:///{tmp / 'mlflow.db'}",
+    ]
     env = dict(os.environ, RAY_AUTH_MODE="disabled")
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -50,11 +57,20 @@ def _run(tmp: Path, args: list[str], stop_when_streaming: bool = False) -> dict:
             proc.send_signal(signal.SIGINT)
         time.sleep(0.05)
     err = proc.stderr.read() if proc.stderr else ""
-    m = re.search(r"ran (\d+) jobs in ([\d.]+) s \(([\d.]+) jobs/s\); stored and logged in ([\d.]+) s "
-                  r"\(([\d.]+) jobs/s\)", err)
-    return {"wall_s": time.monotonic() - t0, "peak_mb": peak, "streaming_s": streaming_s,
-            "exec_jobs_s": float(m.group(3)) if m else float("nan"),
-            "all_jobs_s": float(m.group(5)) if m else float("nan"), "rc": proc.returncode, "stderr": err}
+    m = re.search(
+        r"ran (\d+) jobs in ([\d.]+) s \(([\d.]+) jobs/s\); stored and logged in ([\d.]+) s "
+        r"\(([\d.]+) jobs/s\)",
+        err,
+    )
+    return {
+        "wall_s": time.monotonic() - t0,
+        "peak_mb": peak,
+        "streaming_s": streaming_s,
+        "exec_jobs_s": float(m.group(3)) if m else float("nan"),
+        "all_jobs_s": float(m.group(5)) if m else float("nan"),
+        "rc": proc.returncode,
+        "stderr": err,
+    }
 
 
 def duckdb_group_by(tmp: Path) -> tuple[float, float]:
@@ -69,13 +85,26 @@ def duckdb_group_by(tmp: Path) -> tuple[float, float]:
     from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store
 
     store = Store(str(tmp / "results"))
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     for f in range(100):
-        rows = [{"run_id": f"r{f}-{i}", "exec_id": f"e{f}-{i}", "status": "ok", "started_at": now,
-                 "tcp": ("reno", "paced")[i % 2], "buffer_pkts": i % 20, "flows": 10 * (f % 5 + 1),
-                 "utilization": (i % 97) / 97} for i in range(100)]
-        store.flush("bench", pa.Table.from_pylist(rows, schema=RUNS_SCHEMA),
-                    {t: SCHEMAS[t].empty_table() for t in DETAIL_TABLES})
+        rows = [
+            {
+                "run_id": f"r{f}-{i}",
+                "exec_id": f"e{f}-{i}",
+                "status": "ok",
+                "started_at": now,
+                "tcp": ("reno", "paced")[i % 2],
+                "buffer_pkts": i % 20,
+                "flows": 10 * (f % 5 + 1),
+                "utilization": (i % 97) / 97,
+            }
+            for i in range(100)
+        ]
+        store.flush(
+            "bench",
+            pa.Table.from_pylist(rows, schema=RUNS_SCHEMA),
+            {t: SCHEMAS[t].empty_table() for t in DETAIL_TABLES},
+        )
     q = "SELECT tcp, buffer_pkts, flows, avg(utilization), count(*) FROM runs GROUP BY ALL"
 
     def timed() -> float:
@@ -104,8 +133,15 @@ def main() -> None:
             r = _run(tmp, ["seed=range(0,1000)", *TINY, *extra])
             if r["rc"] != 0:
                 console.print(r["stderr"])
-            table.add_row(case, "1,000", f"{r['exec_jobs_s']:.0f}", f"{r['all_jobs_s']:.0f}", f"{r['wall_s']:.1f}",
-                          f"{r['peak_mb']:.0f}", "")
+            table.add_row(
+                case,
+                "1,000",
+                f"{r['exec_jobs_s']:.0f}",
+                f"{r['all_jobs_s']:.0f}",
+                f"{r['wall_s']:.1f}",
+                f"{r['peak_mb']:.0f}",
+                "",
+            )
             if not extra:
                 from mlflow.tracking import MlflowClient
 
@@ -113,19 +149,33 @@ def main() -> None:
                 exp = client.get_experiment_by_name("sweeps")
                 found = client.search_runs([exp.experiment_id], max_results=5000)
                 children = sum(r.data.tags.get("buffersweep_role") == "child" for r in found)
-                console.print(f"MLflow: {children} child runs under "
-                              f"{sum(r.data.tags.get('buffersweep_role') == 'parent' for r in found)} parent")
+                console.print(
+                    f"MLflow: {children} child runs under "
+                    f"{sum(r.data.tags.get('buffersweep_role') == 'parent' for r in found)} parent"
+                )
         tmp = Path(d) / "grid100k"
         tmp.mkdir()
-        r = _run(tmp, ["seed=range(0,1000)", "flows=range(1,101)", *TINY[1:], "mlflow.enabled=false"],
-                 stop_when_streaming=True)
-        table.add_row("100,000-point grid (stopped once streaming)", "100,000", "", "", f"{r['wall_s']:.1f}",
-                      f"{r['peak_mb']:.0f}", f"{r['streaming_s']:.1f}" if r["streaming_s"] else "never")
+        r = _run(
+            tmp,
+            ["seed=range(0,1000)", "flows=range(1,101)", *TINY[1:], "mlflow.enabled=false"],
+            stop_when_streaming=True,
+        )
+        table.add_row(
+            "100,000-point grid (stopped once streaming)",
+            "100,000",
+            "",
+            "",
+            f"{r['wall_s']:.1f}",
+            f"{r['peak_mb']:.0f}",
+            f"{r['streaming_s']:.1f}" if r["streaming_s"] else "never",
+        )
     console.print(table)
     with tempfile.TemporaryDirectory() as d:
         before, after = duckdb_group_by(Path(d))
-    console.print(f"DuckDB GROUP BY over 10,000 runs: {before * 1e3:.1f} ms over 100 flush files, "
-                  f"{after * 1e3:.1f} ms after compaction (target < 100 ms)")
+    console.print(
+        f"DuckDB GROUP BY over 10,000 runs: {before * 1e3:.1f} ms over 100 flush files, "
+        f"{after * 1e3:.1f} ms after compaction (target < 100 ms)"
+    )
 
 
 if __name__ == "__main__":

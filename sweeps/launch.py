@@ -17,14 +17,13 @@ import uuid
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-    TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from sim.result import config_row
 from sweeps.errors import UsageError, exit_failure, exit_usage
@@ -103,10 +102,18 @@ class Counts:
 
 def _progress(console: Console) -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("ok {task.fields[ok]}  failed {task.fields[failed]}  cached {task.fields[cached]}  "
-                   "running {task.fields[running]}"),
-        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "ok {task.fields[ok]}  failed {task.fields[failed]}  cached {task.fields[cached]}  "
+            "running {task.fields[running]}"
+        ),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
         refresh_per_second=2,  # the driver shares the machine with the simulations
     )
 
@@ -130,11 +137,22 @@ class ResultBuffer:
         exec_id = uuid.uuid4().hex[:16]
         row: dict[str, Any] = {**config_row(spec.sim), **(res.summary or {})}
         row.update(
-            run_id=res.run_id, exec_id=exec_id, status=res.status, error=res.error, traceback=res.traceback,
-            attempt=attempt, node_id=res.node_id,
-            started_at=datetime.fromtimestamp(res.started_at, tz=timezone.utc), job_wall_s=res.job_wall_s,
-            job_index=res.index, overrides=" ".join(overrides), sweep_id=sweep_id,
-            backend_version=spec.backend_version, config_id=spec.config_id, **spec.params)
+            run_id=res.run_id,
+            exec_id=exec_id,
+            status=res.status,
+            error=res.error,
+            traceback=res.traceback,
+            attempt=attempt,
+            node_id=res.node_id,
+            started_at=datetime.fromtimestamp(res.started_at, tz=UTC),
+            job_wall_s=res.job_wall_s,
+            job_index=res.index,
+            overrides=" ".join(overrides),
+            sweep_id=sweep_id,
+            backend_version=spec.backend_version,
+            config_id=spec.config_id,
+            **spec.params,
+        )
         self.rows.append(row)
         ts_cols: dict[str, list] = {}
         for table, t in (res.details or {}).items():
@@ -144,15 +162,17 @@ class ResultBuffer:
         self.ts_cols.append(ts_cols)
 
     def due(self) -> bool:
-        return bool(self.rows) and (len(self.rows) >= FLUSH_EVERY_JOBS
-                                    or time.monotonic() - self.since >= FLUSH_EVERY_S)
+        return bool(self.rows) and (
+            len(self.rows) >= FLUSH_EVERY_JOBS or time.monotonic() - self.since >= FLUSH_EVERY_S
+        )
 
     def flush(self, store: Store, sweep_id: str, tracker: Any) -> None:
         if not self.rows:
             return
         runs = runs_table(self.rows)
-        details = {t: pa.concat_tables(parts) if parts else SCHEMAS[t].empty_table()
-                   for t, parts in self.details.items()}
+        details = {
+            t: pa.concat_tables(parts) if parts else SCHEMAS[t].empty_table() for t, parts in self.details.items()
+        }
         store.flush(sweep_id, runs, details)
         if tracker is not None:
             for row, cols in zip(self.rows, self.ts_cols):
@@ -174,7 +194,8 @@ def runs_table(rows: list[dict[str, Any]]) -> pa.Table:
 def _keyed(t: pa.Table, run_id: str, exec_id: str) -> pa.Table:
     n = len(t)
     return t.add_column(0, "exec_id", pa.array([exec_id] * n, pa.string())).add_column(
-        0, "run_id", pa.array([run_id] * n, pa.string()))
+        0, "run_id", pa.array([run_id] * n, pa.string())
+    )
 
 
 def _ray_init(ray_cfg: dict[str, Any]) -> bool:
@@ -193,8 +214,13 @@ def _estimate_s(grid: JobSource, n: int, cpus: int) -> float:
     second per core (the engine's speed on the papers' settings, README "Speed")."""
     pkts = []
     for _, _, job in itertools.islice(grid.jobs(), 100):
-        pkts.append(float(job.get("core_mbps") or 0) * 1e6 / 8 / float(job.get("pkt_bytes") or 1000)
-                    * float(job.get("duration_s") or 0))
+        pkts.append(
+            float(job.get("core_mbps") or 0)
+            * 1e6
+            / 8
+            / float(job.get("pkt_bytes") or 1000)
+            * float(job.get("duration_s") or 0)
+        )
     return n * (sum(pkts) / max(len(pkts), 1)) / 3e6 / max(cpus, 1)
 
 
@@ -247,15 +273,18 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
         except StoreLocked as e:
             exit_usage(f"results_dir: {e}; wait for it to finish, or give another results_dir")
         except OSError as e:
-            exit_usage(f"results_dir: cannot write to {s['results_dir']!r} ({e.strerror or e}); "
-                       "give a writable directory")
+            exit_usage(
+                f"results_dir: cannot write to {s['results_dir']!r} ({e.strerror or e}); give a writable directory"
+            )
         started: dict[str, Any] = {}  # what _run_locked set up that must be ended on an error
         try:
             return _run_locked(grid, s, store, run_ids, console, inline, started)
         except OSError as e:  # writing results failed mid-sweep: no space, a vanished mount, ...
             _end_after_error(started)
-            exit_failure(f"results_dir: {e.strerror or e} while storing results in {store.root}; the runs stored "
-                         "before are intact (every write is atomic): fix it and rerun the command to resume")
+            exit_failure(
+                f"results_dir: {e.strerror or e} while storing results in {store.root}; the runs stored "
+                "before are intact (every write is atomic): fix it and rerun the command to resume"
+            )
         except BaseException:
             _end_after_error(started)
             raise
@@ -287,13 +316,19 @@ def _plan(store: Store, run_ids: list[str], force: bool, console: Console) -> tu
     return counts, todo
 
 
-def _open_tracker(grid: JobSource, s: dict[str, Any], store: Store, name: str, sweep_id: str,
-                  started: dict[str, Any]) -> Any:
+def _open_tracker(
+    grid: JobSource, s: dict[str, Any], store: Store, name: str, sweep_id: str, started: dict[str, Any]
+) -> Any:
     """The sweep's MLflow parent run; registered in `started` (aborted on an error) before it logs."""
     from sweeps.tracking import Tracker, tracking_uri
 
-    tracker = Tracker(tracking_uri(s["mlflow"]["tracking_uri"]), s["mlflow"]["experiment"] or name, sweep_id,
-                      list(grid.swept()), n_jobs=len(grid))
+    tracker = Tracker(
+        tracking_uri(s["mlflow"]["tracking_uri"]),
+        s["mlflow"]["experiment"] or name,
+        sweep_id,
+        list(grid.swept()),
+        n_jobs=len(grid),
+    )
     started["tracker"] = tracker
     _backfill(store, sweep_id, tracker)
     return tracker
@@ -302,14 +337,25 @@ def _open_tracker(grid: JobSource, s: dict[str, Any], store: Store, name: str, s
 @dataclass
 class Execution:
     """How the jobs went: wall times (Ray start-up apart) and whether Ctrl-C stopped them."""
+
     interrupted: bool
     t_start: float
     t_run: float
     ray_s: float
 
 
-def _execute(grid: JobSource, s: dict[str, Any], store: Store, todo: set[int], counts: Counts, console: Console,
-             inline: bool, sweep_id: str, name: str, tracker: Any) -> Execution:
+def _execute(
+    grid: JobSource,
+    s: dict[str, Any],
+    store: Store,
+    todo: set[int],
+    counts: Counts,
+    console: Console,
+    inline: bool,
+    sweep_id: str,
+    name: str,
+    tracker: Any,
+) -> Execution:
     """Runs the pending jobs (inline or on Ray) under a progress bar, buffering results to the store."""
     buffer = ResultBuffer(keep_timeseries_lists=tracker is not None)
     debug = s.get("debug") or {}
@@ -320,19 +366,36 @@ def _execute(grid: JobSource, s: dict[str, Any], store: Store, todo: set[int], c
         for i, overrides, job in grid.jobs():
             if i in todo:
                 spec = build_spec(job)
-                yield Job(i, spec.run_id, spec.sim.to_dict(), spec.fault("fail_when", debug),
-                          spec.fault("crash_when", debug), spec.params["backend"]), spec, overrides
+                yield (
+                    Job(
+                        i,
+                        spec.run_id,
+                        spec.sim.to_dict(),
+                        spec.fault("fail_when", debug),
+                        spec.fault("crash_when", debug),
+                        spec.params["backend"],
+                    ),
+                    spec,
+                    overrides,
+                )
 
     started_ray = False
     watcher = None
     interrupted = False
     with _progress(console) as progress:
-        task = progress.add_task(name, total=counts.total, completed=counts.cached, ok=0, failed=0,
-                                 cached=counts.cached, running=0)
+        task = progress.add_task(
+            name, total=counts.total, completed=counts.cached, ok=0, failed=0, cached=counts.cached, running=0
+        )
 
         def update() -> None:
-            progress.update(task, completed=counts.cached + counts.ok + counts.failed, ok=counts.ok,
-                            failed=counts.failed, cached=counts.cached, running=counts.running)
+            progress.update(
+                task,
+                completed=counts.cached + counts.ok + counts.failed,
+                ok=counts.ok,
+                failed=counts.failed,
+                cached=counts.cached,
+                running=counts.running,
+            )
 
         def collect(results: list[JobResult], meta: dict[int, tuple[RunSpec, list[str]]], attempt: int) -> None:
             for res in results:
@@ -375,24 +438,34 @@ def _execute(grid: JobSource, s: dict[str, Any], store: Store, todo: set[int], c
     return Execution(interrupted, t_start, time.monotonic() - t_start, ray_s)
 
 
-def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts,
-                   ex: Execution) -> None:
+def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts, ex: Execution) -> None:
     console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
-    tracker.close(failed=counts.failed > 0 or ex.interrupted,
-                  sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - ex.t_start))
+    tracker.close(
+        failed=counts.failed > 0 or ex.interrupted,
+        sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - ex.t_start),
+    )
     for err in tracker.errors[:3]:
         console.print(f"[yellow]mlflow: {err}")
     try:
         tracker.share_view(sweep_id)
         runs_url, compare_url = tracker.urls()
-        console.print(f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
-                      f"  compare this sweep's runs: {compare_url}")
+        console.print(
+            f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
+            f"  compare this sweep's runs: {compare_url}"
+        )
     except Exception as e:  # noqa: BLE001 - the runs are stored; a missing link must not fail the sweep
         console.print(f"[yellow]mlflow: no shared view ({type(e).__name__}: {e})")
 
 
-def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[str], console: Console,
-                inline: bool, started: dict[str, Any]) -> list:
+def _run_locked(
+    grid: JobSource,
+    s: dict[str, Any],
+    store: Store,
+    run_ids: list[str],
+    console: Console,
+    inline: bool,
+    started: dict[str, Any],
+) -> list:
     """The sweep proper, with the results_dir's writer lock held."""
     n = len(grid)
     name = s.get("name") or s["job_name"]
@@ -402,8 +475,7 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
     tracker = None
     if s["mlflow"]["enabled"] and todo:  # a fully cached sweep has nothing to log
         tracker = _open_tracker(grid, s, store, name, sweep_id, started)
-    console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run"
-                  f" -> {store.root}")
+    console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run -> {store.root}")
     ex = _execute(grid, s, store, todo, counts, console, inline, sweep_id, name, tracker)
     if not ex.interrupted:
         store.dedupe()
@@ -414,9 +486,11 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
     executed = counts.ok + counts.failed
     if executed:
         t_all = time.monotonic() - ex.t_start
-        console.print(f"ran {executed} jobs in {ex.t_run:.2f} s ({executed / max(ex.t_run, 1e-9):.1f} jobs/s); "
-                      f"stored and logged in {t_all:.2f} s ({executed / max(t_all, 1e-9):.1f} jobs/s)"
-                      + (f"; Ray start-up {ex.ray_s:.1f} s" if ex.ray_s else ""))
+        console.print(
+            f"ran {executed} jobs in {ex.t_run:.2f} s ({executed / max(ex.t_run, 1e-9):.1f} jobs/s); "
+            f"stored and logged in {t_all:.2f} s ({executed / max(t_all, 1e-9):.1f} jobs/s)"
+            + (f"; Ray start-up {ex.ray_s:.1f} s" if ex.ray_s else "")
+        )
     _summary(console, store, sweep_id, counts, ex.interrupted, set(grid.swept()))
     if ex.interrupted:
         raise SystemExit(130)
@@ -425,8 +499,9 @@ def _run_locked(grid: JobSource, s: dict[str, Any], store: Store, run_ids: list[
     return []
 
 
-def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, Any], counts: Counts,
-           collect: Any, update: Any) -> None:
+def _drive(
+    jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, Any], counts: Counts, collect: Any, update: Any
+) -> None:
     """Keeps at most `max_in_flight` tasks submitted; sizes batches from measured job times;
     resubmits a batch whose worker or node died (up to `max_retries`)."""
     import ray
@@ -504,16 +579,14 @@ def _drive(jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, An
 
 def _failed(batch: list[Job], error: str) -> list[JobResult]:
     now = time.time()
-    return [JobResult(j.index, j.run_id, "failed", error, None, "unknown", now, 0.0, None, None)
-            for j in batch]
+    return [JobResult(j.index, j.run_id, "failed", error, None, "unknown", now, 0.0, None, None) for j in batch]
 
 
 def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
     """Logs stored runs of this sweep that MLflow does not have (a driver killed between its
     Parquet flush and its MLflow logging)."""
     runs = store.read("runs", sweep_id)
-    missing = [r for r in runs.to_pylist()
-               if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")]
+    missing = [r for r in runs.to_pylist() if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")]
     if not missing:
         return
     ts = store.read("timeseries", sweep_id, {r["exec_id"] for r in missing})
@@ -527,8 +600,18 @@ def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
         tracker.submit(r, by_exec.get(r["exec_id"], {}))
 
 
-ONE_RUN_METRICS = ("utilization", "goodput_mbps", "loss_rate", "mean_queue_pkts", "p99_queue_pkts",
-                   "mean_queue_delay_ms", "jain_fairness", "timeouts", "fast_retransmits", "wall_s")
+ONE_RUN_METRICS = (
+    "utilization",
+    "goodput_mbps",
+    "loss_rate",
+    "mean_queue_pkts",
+    "p99_queue_pkts",
+    "mean_queue_delay_ms",
+    "jain_fairness",
+    "timeouts",
+    "fast_retransmits",
+    "wall_s",
+)
 """What a single run prints (every metric is in the runs table)."""
 
 
@@ -551,15 +634,22 @@ def _sweep_metrics(store: Store, sweep_id: str, counts: Counts, wall_s: float) -
     """The parent run's metrics: what ran, how long, and the range of bottleneck utilization."""
     runs = store.read("runs", sweep_id).select(["utilization", "status"]).to_pylist()
     util = [r["utilization"] for r in runs if r["status"] == "ok" and r["utilization"] is not None]
-    return {"runs_ok": counts.ok, "runs_failed": counts.failed, "runs_cached": counts.cached, "wall_s": wall_s,
-            "best_utilization": max(util, default=None), "worst_utilization": min(util, default=None)}
+    return {
+        "runs_ok": counts.ok,
+        "runs_failed": counts.failed,
+        "runs_cached": counts.cached,
+        "wall_s": wall_s,
+        "best_utilization": max(util, default=None),
+        "worst_utilization": min(util, default=None),
+    }
 
 
-def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, interrupted: bool,
-             swept: set[str]) -> None:
+def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, interrupted: bool, swept: set[str]) -> None:
     state = "interrupted" if interrupted else ("finished with failures" if counts.failed else "finished")
-    console.print(f"sweep {sweep_id} {state}: {counts.ok} ok, {counts.failed} failed, {counts.cached} cached"
-                  + (f", {counts.retried} jobs resubmitted after a worker died" if counts.retried else ""))
+    console.print(
+        f"sweep {sweep_id} {state}: {counts.ok} ok, {counts.failed} failed, {counts.cached} cached"
+        + (f", {counts.retried} jobs resubmitted after a worker died" if counts.retried else "")
+    )
     if counts.failed:
         runs = store.read("runs", sweep_id)
         failed = [r for r in runs.to_pylist() if r["status"] == "failed"][:5]
@@ -568,4 +658,4 @@ def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, inte
             console.print(f"  failed: {point or r['overrides']}: {r['error']}")
     if counts.total == 1 and counts.ok + counts.cached == 1:
         _one_run_table(console, store, sweep_id)
-    console.print(f"results: {store.root}  (python -m analysis sql \"SELECT ... FROM runs\")")
+    console.print(f'results: {store.root}  (python -m analysis sql "SELECT ... FROM runs")')

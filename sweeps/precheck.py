@@ -22,16 +22,27 @@ from sweeps.errors import exit_usage
 from sweeps.schema import OPERATIONAL, convert
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-SUPPORTED_HYDRA_GROUPS = ("hydra/job_logging", "hydra/hydra_logging", "hydra/help", "hydra/hydra_help",
-                          "hydra/output", "hydra/env", "hydra/callbacks")
+SUPPORTED_HYDRA_GROUPS = (
+    "hydra/job_logging",
+    "hydra/hydra_logging",
+    "hydra/help",
+    "hydra/hydra_help",
+    "hydra/output",
+    "hydra/env",
+    "hydra/callbacks",
+)
 """`hydra/...` groups that may be overridden; the launcher and sweeper are buffersweep's own."""
 
 
 def group_options() -> dict[str, list[str]]:
     """Each config group's options, nested ones (`buffer_policy=abs2010/stanford`) after the others."""
-    return {d.name: sorted((p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")),
-                           key=lambda o: ("/" in o, o))
-            for d in CONF_DIR.iterdir() if d.is_dir()}
+    return {
+        d.name: sorted(
+            (p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")), key=lambda o: ("/" in o, o)
+        )
+        for d in CONF_DIR.iterdir()
+        if d.is_dir()
+    }
 
 
 def _group_values(o, key: str, options: list[str]) -> list[str]:
@@ -42,8 +53,10 @@ def _group_values(o, key: str, options: list[str]) -> list[str]:
 
 def _check_hydra_group(key: str) -> None:
     if key.startswith(("hydra/launcher", "hydra/sweeper")):
-        exit_usage(f"{key}: buffersweep runs sweeps with its own sweeper and Ray launcher (grid validation, "
-                   "resume, caching, one writer per results_dir); configure them with ray.* keys instead")
+        exit_usage(
+            f"{key}: buffersweep runs sweeps with its own sweeper and Ray launcher (grid validation, "
+            "resume, caching, one writer per results_dir); configure them with ray.* keys instead"
+        )
     if not key.startswith(SUPPORTED_HYDRA_GROUPS):
         exit_usage(f"{key}: unknown Hydra group; allowed: {', '.join(SUPPORTED_HYDRA_GROUPS)}")
 
@@ -61,19 +74,31 @@ def _check_presets(names: list[str], multirun: bool) -> None:
         n = gridded[0]
         exit_usage(f"experiment: {n} is a grid ({' x '.join(grids[n])}); add -m (--multirun) to run it")
     if len(names) > 1 and gridded:
-        exit_usage(f"experiment: {', '.join(gridded)} have grids of their own, which one sweep cannot combine "
-                   "yet; run one preset per command")
+        exit_usage(
+            f"experiment: {', '.join(gridded)} have grids of their own, which one sweep cannot combine "
+            "yet; run one preset per command"
+        )
 
 
 def precheck(argv: list[str]) -> list[str]:
     if "--yes" in argv or "-y" in argv:  # ours, not Hydra's: confirm a big grid up front
         argv = [a for a in argv if a not in ("--yes", "-y")] + ["confirm=false"]
     args = get_args_parser().parse_args(argv)
-    modes = [m for m, on in (("--multirun", args.multirun), ("--cfg", args.cfg), ("--info", args.info),
-                             ("--shell-completion", args.shell_completion), ("--run", args.run)) if on]
+    modes = [
+        m
+        for m, on in (
+            ("--multirun", args.multirun),
+            ("--cfg", args.cfg),
+            ("--info", args.info),
+            ("--shell-completion", args.shell_completion),
+            ("--run", args.run),
+        )
+        if on
+    ]
     if len(modes) > 1:
-        exit_usage(f"{' and '.join(modes)}: only one of --run, --multirun, --cfg, --info and --shell-completion "
-                   "can be given")
+        exit_usage(
+            f"{' and '.join(modes)}: only one of --run, --multirun, --cfg, --info and --shell-completion can be given"
+        )
     if args.shell_completion:
         return argv  # `install=bash`, `query=...` are the completion's own arguments
     try:
@@ -98,8 +123,9 @@ def precheck(argv: list[str]) -> list[str]:
         if o.is_sweep_override() and not args.multirun and not (args.cfg or args.info):
             exit_usage(f"{key}: {text!r} is a sweep; add -m (--multirun) to run every value")
         if o.is_sweep_override() and key.startswith(OPERATIONAL):
-            exit_usage(f"{key}: cannot be swept (it sets how the sweep runs, not what it simulates); "
-                       "run one sweep per value")
+            exit_usage(
+                f"{key}: cannot be swept (it sets how the sweep runs, not what it simulates); run one sweep per value"
+            )
         if key in groups:
             for v in values:
                 if v not in groups[key]:

@@ -23,8 +23,10 @@ def check_ray(address: str) -> None:
     try:
         socket.create_connection((parsed.hostname, parsed.port), timeout=TIMEOUT_S).close()
     except OSError as e:
-        exit_usage(f"ray.address: cannot reach {parsed.hostname}:{parsed.port} ({e.strerror or e}); is the "
-                   "cluster up? (leave ray.address unset for an embedded local Ray)")
+        exit_usage(
+            f"ray.address: cannot reach {parsed.hostname}:{parsed.port} ({e.strerror or e}); is the "
+            "cluster up? (leave ray.address unset for an embedded local Ray)"
+        )
 
 
 def check_mlflow(uri: str) -> None:
@@ -36,5 +38,4 @@ def check_mlflow(uri: str) -> None:
         urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=TIMEOUT_S).close()
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", None) or e
-        exit_usage(f"mlflow.tracking_uri: cannot reach {uri} ({reason}); start the server, or set "
-                   "mlflow.enabled=false")
+        exit_usage(f"mlflow.tracking_uri: cannot reach {uri} ({reason}); start the server, or set mlflow.enabled=false")

@@ -63,5 +63,10 @@ def watch_driver() -> subprocess.Popen | None:
     if not os.path.exists(f"/proc/{os.getpid()}/task"):
         return None
     started = open(f"/proc/{os.getpid()}/stat").read().rsplit(")", 1)[1].split()[19]
-    return subprocess.Popen([sys.executable, "-c", WATCHER, str(os.getpid()), started], start_new_session=True,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-c", WATCHER, str(os.getpid()), started],
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

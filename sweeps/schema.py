@@ -48,8 +48,9 @@ def _hydra_default(desc: dict[str, Any], value: Any) -> Any:
         return field(default_factory=lambda: [_plain(desc["of"], v) for v in value])
     if kind == "record":
         cls = hydra_record(desc)
-        return field(default_factory=lambda: cls(**{s["key"]: _plain(s["type"], value[s["key"]])
-                                                   for s in desc["fields"]}))
+        return field(
+            default_factory=lambda: cls(**{s["key"]: _plain(s["type"], value[s["key"]]) for s in desc["fields"]})
+        )
     return value
 
 
@@ -72,7 +73,8 @@ _RECORDS: dict[str, type] = {}
 def hydra_record(desc: dict[str, Any]) -> type:
     if desc["name"] not in _RECORDS:
         _RECORDS[desc["name"]] = dataclasses.make_dataclass(
-            f"{desc['name']}Conf", [_spec_field(s) for s in desc["fields"]])
+            f"{desc['name']}Conf", [_spec_field(s) for s in desc["fields"]]
+        )
     return _RECORDS[desc["name"]]
 
 
@@ -144,9 +146,13 @@ class SweepKeys:
 
 _SWEEP_HINTS = typing.get_type_hints(SweepKeys)
 SweepConfig = dataclasses.make_dataclass(
-    "SweepConfig", [_spec_field(s) for s in CONFIG["fields"]]
-    + [(f.name, _SWEEP_HINTS[f.name], f if f.default_factory is not dataclasses.MISSING else f.default)
-       for f in dataclasses.fields(SweepKeys)])
+    "SweepConfig",
+    [_spec_field(s) for s in CONFIG["fields"]]
+    + [
+        (f.name, _SWEEP_HINTS[f.name], f if f.default_factory is not dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(SweepKeys)
+    ],
+)
 """The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
 SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name", "backend")
@@ -315,8 +321,14 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     Raises ValueError naming the offending key."""
     fields = {k: job[k] for k in SIM_KEYS if k in job}
     fields["buffer_pkts"] = resolve_buffer_pkts(
-        job["buffer_rule"], job["buffer_scale"], buffer_pkts=job["buffer_pkts"], core_mbps=job["core_mbps"],
-        rtt_ms=job["rtt_ms"], flows=job["flows"], wmax_pkts=job["wmax_pkts"], pkt_bytes=job["pkt_bytes"],
+        job["buffer_rule"],
+        job["buffer_scale"],
+        buffer_pkts=job["buffer_pkts"],
+        core_mbps=job["core_mbps"],
+        rtt_ms=job["rtt_ms"],
+        flows=job["flows"],
+        wmax_pkts=job["wmax_pkts"],
+        pkt_bytes=job["pkt_bytes"],
         theta=job["buffer_theta"],
     )
     cfg = sim.SimConfig.from_fields(**fields)

@@ -57,24 +57,48 @@ def _sweep_field(key: str) -> pa.Field:
     return pa.field(key, _ARROW[base], metadata=_doc("", _SWEEP_DOCS[key]))
 
 
-RUN_META = pa.schema([
-    pa.field("run_id", pa.string(), metadata=_doc("", "hash of the resolved engine config, ENGINE_VERSION and (not for "
-                                                      "the engine) the backend and its version")),
-    pa.field("exec_id", pa.string(), metadata=_doc("", "one execution of a run (a rerun of a run_id gets a new one)")),
-    pa.field("status", pa.string(), metadata=_doc("", "ok or failed")),
-    pa.field("error", pa.string(), metadata=_doc("", "the failure's one-line message (NULL if ok)")),
-    pa.field("traceback", pa.string(), metadata=_doc("", "the failure's traceback (NULL if ok)")),
-    pa.field("attempt", pa.int64(), metadata=_doc("", "0 = first try; > 0 = resubmitted after its worker or node died")),
-    pa.field("node_id", pa.string(), metadata=_doc("", "the Ray node that ran it")),
-    pa.field("started_at", pa.timestamp("ms", tz="UTC"), metadata=_doc("", "when the job started (UTC)")),
-    pa.field("job_wall_s", pa.float64(), metadata=_doc("s", "the whole job in its worker (the engine's own is wall_s)")),
-    pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in its sweep's grid")),
-    pa.field("overrides", pa.string(), metadata=_doc("", "the job's Hydra overrides")),
-    pa.field("backend_version", pa.string(),
-             metadata=_doc("", "the backend's version (for the engine: engine_version)")),
-    pa.field("config_id", pa.string(), metadata=_doc("", "hash of the resolved config and ENGINE_VERSION alone: the "
-                                                         "same on every backend (compare pairs runs by it)")),
-] + [_sweep_field(k) for k in SWEEP_ONLY_KEYS])
+RUN_META = pa.schema(
+    [
+        pa.field(
+            "run_id",
+            pa.string(),
+            metadata=_doc(
+                "",
+                "hash of the resolved engine config, ENGINE_VERSION and (not for "
+                "the engine) the backend and its version",
+            ),
+        ),
+        pa.field(
+            "exec_id", pa.string(), metadata=_doc("", "one execution of a run (a rerun of a run_id gets a new one)")
+        ),
+        pa.field("status", pa.string(), metadata=_doc("", "ok or failed")),
+        pa.field("error", pa.string(), metadata=_doc("", "the failure's one-line message (NULL if ok)")),
+        pa.field("traceback", pa.string(), metadata=_doc("", "the failure's traceback (NULL if ok)")),
+        pa.field(
+            "attempt", pa.int64(), metadata=_doc("", "0 = first try; > 0 = resubmitted after its worker or node died")
+        ),
+        pa.field("node_id", pa.string(), metadata=_doc("", "the Ray node that ran it")),
+        pa.field("started_at", pa.timestamp("ms", tz="UTC"), metadata=_doc("", "when the job started (UTC)")),
+        pa.field(
+            "job_wall_s", pa.float64(), metadata=_doc("s", "the whole job in its worker (the engine's own is wall_s)")
+        ),
+        pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in its sweep's grid")),
+        pa.field("overrides", pa.string(), metadata=_doc("", "the job's Hydra overrides")),
+        pa.field(
+            "backend_version", pa.string(), metadata=_doc("", "the backend's version (for the engine: engine_version)")
+        ),
+        pa.field(
+            "config_id",
+            pa.string(),
+            metadata=_doc(
+                "",
+                "hash of the resolved config and ENGINE_VERSION alone: the "
+                "same on every backend (compare pairs runs by it)",
+            ),
+        ),
+    ]
+    + [_sweep_field(k) for k in SWEEP_ONLY_KEYS]
+)
 RUNS_SCHEMA = pa.schema(list(RUN_META) + list(SUMMARY_SCHEMA))
 """The `runs` table (the sweep_id partition column is added by the dataset layout)."""
 _KEYS = [RUN_META.field("run_id"), RUN_META.field("exec_id")]
@@ -83,16 +107,23 @@ FLOWS_TABLE_SCHEMA = pa.schema(_KEYS + list(FLOWS_SCHEMA))
 LINKS_TABLE_SCHEMA = pa.schema(_KEYS + list(LINKS_SCHEMA))
 CLASSES_TABLE_SCHEMA = pa.schema(_KEYS + list(CLASSES_SCHEMA))
 CONTROL_TABLE_SCHEMA = pa.schema(_KEYS + list(CONTROL_SCHEMA))
-SCHEMAS = {"runs": RUNS_SCHEMA, "timeseries": TIMESERIES_TABLE_SCHEMA, "flows": FLOWS_TABLE_SCHEMA,
-           "links": LINKS_TABLE_SCHEMA, "classes": CLASSES_TABLE_SCHEMA,
-           "control": CONTROL_TABLE_SCHEMA}
+SCHEMAS = {
+    "runs": RUNS_SCHEMA,
+    "timeseries": TIMESERIES_TABLE_SCHEMA,
+    "flows": FLOWS_TABLE_SCHEMA,
+    "links": LINKS_TABLE_SCHEMA,
+    "classes": CLASSES_TABLE_SCHEMA,
+    "control": CONTROL_TABLE_SCHEMA,
+}
 _REPLACES = b"buffersweep.replaces"
 MEMBERS = "members"
-MEMBERS_SCHEMA = pa.schema([
-    pa.field("run_id", pa.string(), metadata=_doc("", "a run of the sweep's grid, run now or stored before")),
-    pa.field("name", pa.string(), metadata=_doc("", "the sweep's name (its preset)")),
-    pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in the sweep's grid")),
-])
+MEMBERS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), metadata=_doc("", "a run of the sweep's grid, run now or stored before")),
+        pa.field("name", pa.string(), metadata=_doc("", "the sweep's name (its preset)")),
+        pa.field("job_index", pa.int64(), metadata=_doc("", "the job's position in the sweep's grid")),
+    ]
+)
 """`members/sweep_id=<id>/members.parquet`: every job of a sweep, cached ones included. A run_id
 does not depend on the sweep's name, so a run that another preset stored first keeps that preset's
 name in `runs`; this is how a preset still finds it (`analysis.db.connect(name=...)`)."""
@@ -158,8 +189,11 @@ class Store:
 
     def sweep_ids(self) -> list[str]:
         info = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/runs", allow_not_found=True))
-        return [f.base_name.split("=", 1)[1] for f in info if f.type == pafs.FileType.Directory
-                and f.base_name.startswith("sweep_id=")]
+        return [
+            f.base_name.split("=", 1)[1]
+            for f in info
+            if f.type == pafs.FileType.Directory and f.base_name.startswith("sweep_id=")
+        ]
 
     def _write(self, table: pa.Table, path: str, replaces: Iterable[str] = ()) -> None:
         """Writes a Parquet file atomically: temporary name, then rename."""
@@ -176,8 +210,10 @@ class Store:
 
     def write_members(self, sweep_id: str, name: str, run_ids: list[str]) -> None:
         """Records the sweep's grid (replacing an earlier record of the same sweep_id)."""
-        table = pa.table({"run_id": run_ids, "name": [name] * len(run_ids), "job_index": list(range(len(run_ids)))},
-                         schema=MEMBERS_SCHEMA)
+        table = pa.table(
+            {"run_id": run_ids, "name": [name] * len(run_ids), "job_index": list(range(len(run_ids)))},
+            schema=MEMBERS_SCHEMA,
+        )
         self._write(table, f"{self._dir(MEMBERS, sweep_id)}/members.parquet")
 
     # -- checks -------------------------------------------------------------------------------
@@ -216,7 +252,7 @@ class Store:
         moved = []
         for table in TABLES:
             for path in self.unreadable(table):
-                dest = f"{self.root}/quarantine/{path[len(self.root) + 1:]}"
+                dest = f"{self.root}/quarantine/{path[len(self.root) + 1 :]}"
                 self.fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
                 self.fs.move(path, dest)
                 moved.append((path, dest))
@@ -228,8 +264,9 @@ class Store:
         Returns the quarantined files (from, to)."""
         moved = self.quarantine()
         for table in TABLES:
-            info = self.fs.get_file_info(pafs.FileSelector(f"{self.root}/{table}", recursive=True,
-                                                           allow_not_found=True))
+            info = self.fs.get_file_info(
+                pafs.FileSelector(f"{self.root}/{table}", recursive=True, allow_not_found=True)
+            )
             for f in info:
                 if f.type == pafs.FileType.File and ".parquet.tmp-" in f.base_name:
                     self.fs.delete_file(f.path)
@@ -267,8 +304,9 @@ class Store:
                             self.fs.delete_file(p.path)
                 continue
             t = self.read(table, sweep_id, exec_ids)
-            self._write(t.combine_chunks(), f"{self._dir(table, sweep_id)}/{name}",
-                        replaces=[p.base_name for p in parts])
+            self._write(
+                t.combine_chunks(), f"{self._dir(table, sweep_id)}/{name}", replaces=[p.base_name for p in parts]
+            )
             for p in parts:
                 self.fs.delete_file(p.path)
 
@@ -284,14 +322,20 @@ class Store:
         tables = []
         for sweep_id in self.sweep_ids():
             for f in self._parts("runs", sweep_id):
-                t = pq.read_table(self.fs.open_input_file(f.path),
-                                  columns=["run_id", "exec_id", "status", "started_at"])
+                t = pq.read_table(
+                    self.fs.open_input_file(f.path), columns=["run_id", "exec_id", "status", "started_at"]
+                )
                 tables.append(t.append_column("sweep_id", pa.array([sweep_id] * len(t), pa.string())))
         if not tables:
-            return pa.table({"run_id": pa.array([], pa.string()), "exec_id": pa.array([], pa.string()),
-                             "status": pa.array([], pa.string()),
-                             "started_at": pa.array([], pa.timestamp("ms", tz="UTC")),
-                             "sweep_id": pa.array([], pa.string())})
+            return pa.table(
+                {
+                    "run_id": pa.array([], pa.string()),
+                    "exec_id": pa.array([], pa.string()),
+                    "status": pa.array([], pa.string()),
+                    "started_at": pa.array([], pa.timestamp("ms", tz="UTC")),
+                    "sweep_id": pa.array([], pa.string()),
+                }
+            )
         return pa.concat_tables(tables)
 
     def dedupe(self) -> dict[str, str]:
@@ -317,8 +361,7 @@ class Store:
         parts = self._parts(table, sweep_id)
         if not parts:
             return SCHEMAS[table].empty_table()
-        t = pa.concat_tables([pq.read_table(self.fs.open_input_file(f.path), schema=SCHEMAS[table])
-                              for f in parts])
+        t = pa.concat_tables([pq.read_table(self.fs.open_input_file(f.path), schema=SCHEMAS[table]) for f in parts])
         if exec_ids is not None:
             t = t.filter(pa.compute.is_in(t.column("exec_id"), pa.array(sorted(exec_ids), pa.string())))
         return t
@@ -337,17 +380,17 @@ class Store:
         is written first (it lists the parts it replaces); the detail tables follow under the
         same name, so `recover` can finish the job if this is interrupted."""
         parts = self._parts("runs", sweep_id)
-        if not parts or (len(parts) == 1 and not drop_exec_ids
-                         and all(len(self._parts(t, sweep_id)) <= 1 for t in DETAIL_TABLES)):
+        if not parts or (
+            len(parts) == 1 and not drop_exec_ids and all(len(self._parts(t, sweep_id)) <= 1 for t in DETAIL_TABLES)
+        ):
             return
         t = self.read("runs", sweep_id)
         if drop_exec_ids:
-            t = t.filter(pa.compute.invert(pa.compute.is_in(t.column("exec_id"),
-                                                            pa.array(sorted(drop_exec_ids), pa.string()))))
+            t = t.filter(
+                pa.compute.invert(pa.compute.is_in(t.column("exec_id"), pa.array(sorted(drop_exec_ids), pa.string())))
+            )
         name = f"part-c{uuid.uuid4().hex}.parquet"
-        self._write(t.combine_chunks(), f"{self._dir('runs', sweep_id)}/{name}",
-                    replaces=[p.base_name for p in parts])
+        self._write(t.combine_chunks(), f"{self._dir('runs', sweep_id)}/{name}", replaces=[p.base_name for p in parts])
         for p in parts:
             self.fs.delete_file(p.path)
         self._follow_runs(sweep_id, name)
-

@@ -7,19 +7,28 @@ stalls the workers nor competes with the driver loop for the GIL; they are keyed
 from __future__ import annotations
 
 import json
-import os
 import multiprocessing as mp
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_STEPS = 20  # time-series points logged as step metrics (ts_*) per run; all are in Parquet
-STEP_METRICS = ("time_s", "utilization", "goodput_mbps", "arrivals", "drops", "queue_mean_pkts", "queue_max_pkts",
-                "buffer_pkts", "mean_cwnd_pkts")
+STEP_METRICS = (
+    "time_s",
+    "utilization",
+    "goodput_mbps",
+    "arrivals",
+    "drops",
+    "queue_mean_pkts",
+    "queue_max_pkts",
+    "buffer_pkts",
+    "mean_cwnd_pkts",
+)
 """Every time-series column, logged as ts_<column> with step = the sample's index; ts_time_s holds
 the sample's time, so a chart can plot any ts_ metric against it. The bottleneck link's rows."""
 VIEW_METRICS = ("utilization", "loss_rate", "mean_queue_pkts", "goodput_mbps", "jain_fairness")
@@ -44,8 +53,7 @@ def tracking_uri(configured: str | None) -> str:
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                             timeout=5)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=5)
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -58,7 +66,7 @@ def _sqlite_wal(uri: str) -> None:
     import sqlite3
 
     if uri.startswith("sqlite:///"):
-        con = sqlite3.connect(uri[len("sqlite:///"):])
+        con = sqlite3.connect(uri[len("sqlite:///") :])
         try:
             con.execute("PRAGMA journal_mode=WAL")
         finally:
@@ -72,8 +80,9 @@ def parent_name(experiment: str, swept: list[str], n_jobs: int) -> str:
 
 def child_name(row: dict[str, Any], swept: set[str]) -> str:
     """A child run's name: its values of the swept axes, in command order (`tcp=reno flows=4`)."""
-    point = [o.lstrip("+") for o in (row.get("overrides") or "").split()
-             if column_of(o.lstrip("+").split("=")[0]) in swept]
+    point = [
+        o.lstrip("+") for o in (row.get("overrides") or "").split() if column_of(o.lstrip("+").split("=")[0]) in swept
+    ]
     return " ".join(point) or row["run_id"]
 
 
@@ -94,15 +103,19 @@ class Tracker:
             location = None
             if uri.startswith("sqlite:///"):
                 # Artifacts next to the database file (MLflow would use ./mlruns of the cwd).
-                location = (Path(uri[len("sqlite:///"):]).parent / "mlruns").as_uri()
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=location,
-                                                               tags=dict([EXPERIMENT_KIND]))
+                location = (Path(uri[len("sqlite:///") :]).parent / "mlruns").as_uri()
+            self.experiment_id = self.client.create_experiment(
+                experiment, artifact_location=location, tags=dict([EXPERIMENT_KIND])
+            )
         else:
             self.experiment_id = exp.experiment_id
             if exp.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
                 self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
-        found = self.client.search_runs([self.experiment_id], filter_string=f"tags.sweep_id = '{sweep_id}' "
-                                        "and tags.buffersweep_role = 'parent'", max_results=1)
+        found = self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'",
+            max_results=1,
+        )
         self.axes = [column_of(k) for k in swept]
         self.view_key = ""
         name = parent_name(experiment, self.axes, n_jobs)
@@ -110,9 +123,16 @@ class Tracker:
             self.parent_id = found[0].info.run_id
             self.client.set_tag(self.parent_id, "mlflow.runName", name)
         else:
-            parent = self.client.create_run(self.experiment_id, run_name=name, tags={
-                "sweep_id": sweep_id, "buffersweep_role": "parent", "command": " ".join(sys.argv),
-                "git_commit": _git_commit()})
+            parent = self.client.create_run(
+                self.experiment_id,
+                run_name=name,
+                tags={
+                    "sweep_id": sweep_id,
+                    "buffersweep_role": "parent",
+                    "command": " ".join(sys.argv),
+                    "git_commit": _git_commit(),
+                },
+            )
             self.parent_id = parent.info.run_id
         _sqlite_wal(uri)
         self.logged = self._logged_runs()
@@ -123,9 +143,15 @@ class Tracker:
         self._queues = [ctx.Queue() for _ in range(LOGGER_PROCESSES)]
         self.errors: list[str] = []
         self._submitted = 0
-        self._procs = [ctx.Process(target=_logger_main, name=f"mlflow-logger-{i}", daemon=True,
-                                   args=(uri, self.experiment_id, self.parent_id, self.swept, q, self._errors))
-                       for i, q in enumerate(self._queues)]
+        self._procs = [
+            ctx.Process(
+                target=_logger_main,
+                name=f"mlflow-logger-{i}",
+                daemon=True,
+                args=(uri, self.experiment_id, self.parent_id, self.swept, q, self._errors),
+            )
+            for i, q in enumerate(self._queues)
+        ]
         for proc in self._procs:
             proc.start()
 
@@ -134,9 +160,12 @@ class Tracker:
         out: dict[str, tuple[str, str]] = {}
         token = None
         while True:
-            page = self.client.search_runs([self.experiment_id],
-                                           filter_string=f"tags.mlflow.parentRunId = '{self.parent_id}'",
-                                           max_results=5000, page_token=token)
+            page = self.client.search_runs(
+                [self.experiment_id],
+                filter_string=f"tags.mlflow.parentRunId = '{self.parent_id}'",
+                max_results=5000,
+                page_token=token,
+            )
             for r in page:
                 out[r.data.tags.get("run_id", "")] = (r.info.run_id, r.data.tags.get("status", ""))
             token = page.token
@@ -180,8 +209,12 @@ class Tracker:
         columns = [f"params.`{k}`" for k in self.axes] + [f"metrics.`{m}`" for m in metrics]
         # A filter and a metric order also make the table flat (MLflow nests child runs only
         # when unfiltered and ordered by time): this sweep's runs, best utilization first.
-        state = {"selectedColumns": columns, "searchFilter": f"tags.sweep_id = '{sweep_id}' and "
-                 "tags.buffersweep_role = 'child'", "orderByKey": f"metrics.`{metrics[0]}`", "orderByAsc": False}
+        state = {
+            "selectedColumns": columns,
+            "searchFilter": f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'child'",
+            "orderByKey": f"metrics.`{metrics[0]}`",
+            "orderByAsc": False,
+        }
         self.client.set_experiment_tag(self.experiment_id, f"mlflow.sharedViewState.{sweep_id}", json.dumps(state))
         self.view_key = sweep_id
 
@@ -200,8 +233,10 @@ class Tracker:
         runs = json.dumps(sorted(mlflow_id for mlflow_id, _ in self._logged_runs().values() if mlflow_id)[:100])
         exps = json.dumps([self.experiment_id])
         view = f"?viewStateShareKey={self.view_key}" if self.view_key else ""
-        return (f"{ui}/#/experiments/{self.experiment_id}/runs{view}",
-                f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}")
+        return (
+            f"{ui}/#/experiments/{self.experiment_id}/runs{view}",
+            f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}",
+        )
 
 
 def _logger_main(uri: str, experiment_id: str, parent_id: str, swept: set[str], q: Any, errors: Any) -> None:
@@ -248,7 +283,6 @@ class _ChildLogger:
         out.update({k: row[k] for k in self.swept if k in row})
         return {k: str(v)[:500] for k, v in out.items()}
 
-
     def log(self, row: dict[str, Any], ts: dict[str, list], existing: str | None) -> None:
         import tempfile
 
@@ -264,21 +298,31 @@ class _ChildLogger:
             params = []  # MLflow params are immutable; a run_id's config never changes
             artifact_uri = None
         else:
-            run = self.client.create_run(self.experiment_id, run_name=child_name(row, self.swept)[:250],
-                                         tags={"mlflow.parentRunId": self.parent_id, "run_id": row["run_id"],
-                                               "sweep_id": row["sweep_id"], "status": row["status"],
-                                               "buffersweep_role": "child"})
+            run = self.client.create_run(
+                self.experiment_id,
+                run_name=child_name(row, self.swept)[:250],
+                tags={
+                    "mlflow.parentRunId": self.parent_id,
+                    "run_id": row["run_id"],
+                    "sweep_id": row["sweep_id"],
+                    "status": row["status"],
+                    "buffersweep_role": "child",
+                },
+            )
             rid = run.info.run_id
             artifact_uri = run.info.artifact_uri
             params = [Param(k, v) for k, v in self._params(row).items()]
         # Six significant digits: readable in the UI's table; the exact values are in Parquet.
-        metrics = [Metric(k, float(f"{float(row[k]):.6g}"), now, 0) for k in SUMMARY_METRICS
-                   if row.get(k) is not None and row[k] == row[k]]
+        metrics = [
+            Metric(k, float(f"{float(row[k]):.6g}"), now, 0)
+            for k in SUMMARY_METRICS
+            if row.get(k) is not None and row[k] == row[k]
+        ]
         rows = [i for i, link in enumerate(ts.get("link_id", [])) if link == ts["link_id"][0]]  # link 0
         n = len(rows)
         if n:
             stride = max(1, -(-n // MAX_STEPS))
-            for step, i in enumerate(rows[stride - 1::stride]):
+            for step, i in enumerate(rows[stride - 1 :: stride]):
                 for k in STEP_METRICS:
                     v = ts[k][i]
                     if v is not None and v == v:
@@ -291,4 +335,3 @@ class _ChildLogger:
                 path.write_text(json.dumps(row, default=str, indent=1))
                 get_artifact_repository(artifact_uri).log_artifact(str(path))
         self.client.set_terminated(rid, status="FINISHED" if row["status"] == "ok" else "FAILED")
-

@@ -60,9 +60,33 @@ def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
             if job.fail:
                 raise RuntimeError("debug.fail_when matched this job")
             res = backends.get(job.backend).run(sim.SimConfig.from_fields(**job.fields))
-            out.append(JobResult(job.index, job.run_id, "ok", None, None, node, started,
-                                 time.perf_counter() - t0, res.metrics, res.details))
+            out.append(
+                JobResult(
+                    job.index,
+                    job.run_id,
+                    "ok",
+                    None,
+                    None,
+                    node,
+                    started,
+                    time.perf_counter() - t0,
+                    res.metrics,
+                    res.details,
+                )
+            )
         except Exception as e:  # noqa: BLE001 - recorded as a failed run
-            out.append(JobResult(job.index, job.run_id, "failed", f"{type(e).__name__}: {e}",
-                                 traceback.format_exc(), node, started, time.perf_counter() - t0, None, None))
+            out.append(
+                JobResult(
+                    job.index,
+                    job.run_id,
+                    "failed",
+                    f"{type(e).__name__}: {e}",
+                    traceback.format_exc(),
+                    node,
+                    started,
+                    time.perf_counter() - t0,
+                    None,
+                    None,
+                )
+            )
     return out

@@ -46,10 +46,24 @@ def ray_head(tmp_path_factory):
     env = dict(os.environ, RAY_AUTH_MODE="disabled")
     log = open(tmp / "ray.log", "w")
     proc = subprocess.Popen(
-        [str(BIN / "ray"), "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
-         "--node-ip-address=127.0.0.1", f"--temp-dir={tmp}", "--include-dashboard=false",
-         "--object-store-memory=200000000", "--memory=2000000000"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            str(BIN / "ray"),
+            "start",
+            "--head",
+            "--block",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--node-ip-address=127.0.0.1",
+            f"--temp-dir={tmp}",
+            "--include-dashboard=false",
+            "--object-store-memory=200000000",
+            "--memory=2000000000",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         wait_port(port)
         yield f"127.0.0.1:{port}"

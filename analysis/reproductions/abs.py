@@ -11,8 +11,15 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.reproductions.common import (Report, backend_means, backend_override, plain_log_x, status_note, stored,
-                                           sweep_cli)
+from analysis.reproductions.common import (
+    Report,
+    backend_means,
+    backend_override,
+    plain_log_x,
+    status_note,
+    stored,
+    sweep_cli,
+)
 
 # The issue's agreement bounds: utilization within UTIL_TOL of ns-2, loss rate within LOSS_REL
 # relative where ns-2's loss rate exceeds LOSS_FLOOR.
@@ -47,23 +54,33 @@ def _agree(ours: dict[str, float], theirs: dict[str, float] | None) -> tuple[boo
 def _trend_sentence(who: str, trends: dict[str, tuple[list[str], list[str]]]) -> str:
     loss_ok = [v for v, (lo, _) in trends.items() if not lo]
     util_ok = [v for v, (_, ut) in trends.items() if not ut]
-    misses = "; ".join(f"{v}: " + ", ".join([f"loss rises {s}" for s in lo] + [f"utilization falls {s}" for s in ut])
-                       for v, (lo, ut) in trends.items() if lo or ut)
-    return (f"{who}: loss falls as the buffer grows for {len(loss_ok)} of {len(trends)} variants and utilization "
-            f"rises for {len(util_ok)} of {len(trends)}" + (f" (against the trend: {misses})" if misses else "") + ".")
+    misses = "; ".join(
+        f"{v}: " + ", ".join([f"loss rises {s}" for s in lo] + [f"utilization falls {s}" for s in ut])
+        for v, (lo, ut) in trends.items()
+        if lo or ut
+    )
+    return (
+        f"{who}: loss falls as the buffer grows for {len(loss_ok)} of {len(trends)} variants and utilization "
+        f"rises for {len(util_ok)} of {len(trends)}" + (f" (against the trend: {misses})" if misses else "") + "."
+    )
 
 
 def stored_ns2(con: Any) -> dict[str, Any]:
     """ns-2's TCP-Linux runs of this grid (the ns2 backend), as {tcp: {str(buffer): {metric: mean
     over seeds}}, "seeds": [...]}; empty if none are stored."""
-    per = {m: backend_means(con, "abs_fig1", ("tcp", "buffer_pkts"), m).get("ns2", {})
-           for m in ("utilization", "loss_rate")}
+    per = {
+        m: backend_means(con, "abs_fig1", ("tcp", "buffer_pkts"), m).get("ns2", {})
+        for m in ("utilization", "loss_rate")
+    }
     out: dict[str, Any] = {}
     for (tcp, b), util in per["utilization"].items():
         out.setdefault(tcp, {})[str(b)] = {"utilization": fmean(util), "loss_rate": fmean(per["loss_rate"][(tcp, b)])}
     if out:
-        out["seeds"] = [r[0] for r in con.execute("""SELECT DISTINCT seed FROM runs WHERE name = 'abs_fig1'
-            AND backend = 'ns2' AND status = 'ok' ORDER BY seed""").fetchall()]
+        out["seeds"] = [
+            r[0]
+            for r in con.execute("""SELECT DISTINCT seed FROM runs WHERE name = 'abs_fig1'
+            AND backend = 'ns2' AND status = 'ok' ORDER BY seed""").fetchall()
+        ]
     return out
 
 
@@ -85,9 +102,19 @@ def abs_fig1(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[
             th = ref.get(tcp, {}).get(str(b))
             util_ok, loss_ok = _agree(m, th)
             ratio = m["loss_rate"] / th["loss_rate"] if th and th["loss_rate"] > 0 else None
-            rows.append([tcp, b, m["utilization"], th and th["utilization"], m["loss_rate"], th and th["loss_rate"],
-                         ratio, {True: "yes", False: "no", None: "-"}[util_ok],
-                         {True: "yes", False: "no", None: "-"}[loss_ok]])
+            rows.append(
+                [
+                    tcp,
+                    b,
+                    m["utilization"],
+                    th and th["utilization"],
+                    m["loss_rate"],
+                    th and th["loss_rate"],
+                    ratio,
+                    {True: "yes", False: "no", None: "-"}[util_ok],
+                    {True: "yes", False: "no", None: "-"}[loss_ok],
+                ]
+            )
 
     def series(src: dict, tcp: str, metric: str, key: Callable[[int], object]) -> tuple[list[int], list[float]]:
         pts = sorted((int(b), v[metric]) for b, v in ((b, src.get(tcp, {}).get(key(b))) for b in ours[tcp]) if v)
@@ -122,16 +149,29 @@ def abs_fig1(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[
             ax.grid(alpha=0.3)
         axes[0].set_yscale("log")
         axes[1].legend(fontsize=6, ncol=2)
-        fig.suptitle("ABS Fig. 1: 10 flows, 100 Mb/s, RTT 30-50 ms, 1500 B (solid: ours; dashed: ns-2 2.35 TCP-Linux)",
-                     fontsize=10)
+        fig.suptitle(
+            "ABS Fig. 1: 10 flows, 100 Mb/s, RTT 30-50 ms, 1500 B (solid: ours; dashed: ns-2 2.35 TCP-Linux)",
+            fontsize=10,
+        )
         fig.tight_layout()
 
-    rep = Report("abs_fig1", "Zhang and Loguinov (2010), ABS Fig. 1: loss and utilization vs buffer per TCP variant",
-                 "python -m sweeps -m +experiment=abs_fig1 backend=engine,ns2\npython -m analysis reproduce abs_fig1",
-                 rows,
-                 ["tcp", "buffer (pkts)", "utilization (ours)", "utilization (ns-2)", "loss rate (ours)",
-                  "loss rate (ns-2)", "loss ours / ns-2", f"util within {UTIL_TOL}",
-                  f"loss within {LOSS_REL:.0%}"])
+    rep = Report(
+        "abs_fig1",
+        "Zhang and Loguinov (2010), ABS Fig. 1: loss and utilization vs buffer per TCP variant",
+        "python -m sweeps -m +experiment=abs_fig1 backend=engine,ns2\npython -m analysis reproduce abs_fig1",
+        rows,
+        [
+            "tcp",
+            "buffer (pkts)",
+            "utilization (ours)",
+            "utilization (ns-2)",
+            "loss rate (ours)",
+            "loss rate (ns-2)",
+            "loss ours / ns-2",
+            f"util within {UTIL_TOL}",
+            f"loss within {LOSS_REL:.0%}",
+        ],
+    )
     rep.reading = _reading(rows, ours_trends, ns2_trends, access_loss, ref) + status_note(rc)
     return rep, plot
 
@@ -142,25 +182,37 @@ def _reading(rows: list[list], ours_trends: dict, ns2_trends: dict, access_loss:
     util_miss = [f"{r[0]} {r[1]}" for r in util_checked if r[7] == "no"]
     loss_miss = [f"{r[0]} {r[1]}" for r in loss_checked if r[8] == "no"]
     gap = max((abs(r[2] - r[3]) for r in util_checked), default=math.nan)
-    text = ("The paper states that the loss rate p falls and the utilization u rises monotonically as the buffer b "
-            f"grows, for every variant. {_trend_sentence('Ours', ours_trends)} ")
+    text = (
+        "The paper states that the loss rate p falls and the utilization u rises monotonically as the buffer b "
+        f"grows, for every variant. {_trend_sentence('Ours', ours_trends)} "
+    )
     if ns2_trends:
         text += f"{_trend_sentence('ns-2 2.35 TCP-Linux on the same set-up', ns2_trends)} "
-    text += (f"Steps against the trend smaller than {FLAT_UTIL} in utilization or {FLAT_LOSS_REL:.0%} in loss count "
-             "as flat. ")
-    text += ("No packet is lost at the access links, as the paper checks. " if access_loss == 0 else
-             f"Unlike in the paper, some run loses packets at its access link (largest access loss rate "
-             f"{access_loss:.3g}): a sender bursting more than the 2500-packet access buffer. ")
+    text += (
+        f"Steps against the trend smaller than {FLAT_UTIL} in utilization or {FLAT_LOSS_REL:.0%} in loss count "
+        "as flat. "
+    )
+    text += (
+        "No packet is lost at the access links, as the paper checks. "
+        if access_loss == 0
+        else f"Unlike in the paper, some run loses packets at its access link (largest access loss rate "
+        f"{access_loss:.3g}): a sender bursting more than the 2500-packet access buffer. "
+    )
     if ref:
-        text += (f"Against ns-2 (seeds {', '.join(str(s) for s in ref.get('seeds', []))}, each run in both "
-                 f"simulators with the RTTs and start times our engine drew for it): utilization within {UTIL_TOL} at {len(util_checked) - len(util_miss)} of "
-                 f"{len(util_checked)} points (largest gap {gap:.3f}; misses: {', '.join(util_miss) or 'none'}); "
-                 f"loss rate within {LOSS_REL:.0%} at {len(loss_checked) - len(loss_miss)} of {len(loss_checked)} "
-                 f"points where ns-2 loses more than {LOSS_FLOOR:.1%} (misses: {', '.join(loss_miss) or 'none'}). "
-                 "Each point is the mean over those seeds on both sides: at 8-32 packets one run's utilization "
-                 "varies by up to 0.1 with the flows' RTTs, and a single run's loss rate at large buffers rests on "
-                 "a few hundred drops.")
+        text += (
+            f"Against ns-2 (seeds {', '.join(str(s) for s in ref.get('seeds', []))}, each run in both "
+            f"simulators with the RTTs and start times our engine drew for it): utilization within {UTIL_TOL} at "
+            f"{len(util_checked) - len(util_miss)} of "
+            f"{len(util_checked)} points (largest gap {gap:.3f}; misses: {', '.join(util_miss) or 'none'}); "
+            f"loss rate within {LOSS_REL:.0%} at {len(loss_checked) - len(loss_miss)} of {len(loss_checked)} "
+            f"points where ns-2 loses more than {LOSS_FLOOR:.1%} (misses: {', '.join(loss_miss) or 'none'}). "
+            "Each point is the mean over those seeds on both sides: at 8-32 packets one run's utilization "
+            "varies by up to 0.1 with the flows' RTTs, and a single run's loss rate at large buffers rests on "
+            "a few hundred drops."
+        )
     else:
-        text += ("ns-2 has not been run on this set-up (`python -m analysis reproduce abs_fig1 --backends ns2`, or "
-                 "`python -m sweeps -m +experiment=abs_fig1 backend=ns2`; needs ns-2).")
+        text += (
+            "ns-2 has not been run on this set-up (`python -m analysis reproduce abs_fig1 --backends ns2`, or "
+            "`python -m sweeps -m +experiment=abs_fig1 backend=ns2`; needs ns-2)."
+        )
     return text

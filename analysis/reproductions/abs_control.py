@@ -21,7 +21,8 @@ def second_half(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any
     and of utilization, the aggregate loss rate (drops / arrivals over the half), and for ABS the
     share of control intervals in which the utilization controller set the buffer (b_u >= b_p) and
     the mean of its own u(n)."""
-    rows = con.execute("""
+    rows = con.execute(
+        """
         WITH r AS (SELECT r.run_id, r.exec_id, r.flows, r.core_mbps, r.warmup_s, r.seed, r.loss_rate,
                           r.buffer_policy_damping AS damping, r.buffer_policy_target_util AS target_util,
                           r.buffer_policy_target_loss AS target_loss, r.buffer_policy_train AS train,
@@ -35,7 +36,9 @@ def second_half(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any
                      avg(c.u) AS u_abs
               FROM control c JOIN r USING (run_id, exec_id) WHERE c.time_s > r.warmup_s GROUP BY ALL)
         SELECT r.*, ts.buffer_pkts, ts.loss_interval, ts.utilization, c.util_share, c.u_abs
-        FROM r JOIN ts USING (run_id, exec_id) LEFT JOIN c USING (run_id, exec_id)""", [name])
+        FROM r JOIN ts USING (run_id, exec_id) LEFT JOIN c USING (run_id, exec_id)""",
+        [name],
+    )
     cols = [d[0] for d in rows.description]
     out = [dict(zip(cols, row)) for row in rows.fetchall()]
     for o in out:
@@ -45,8 +48,11 @@ def second_half(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any
 
 def control_series(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, list[float]]:
     """A run's control table (link 0) as columns, in time order."""
-    rows = con.execute("""SELECT time_s, buffer_pkts, b_u_pkts, b_p_pkts, gain_util, gain_loss, u, p, utilization
-        FROM control WHERE run_id = ? AND link_id = 0 ORDER BY time_s""", [run_id]).fetchall()
+    rows = con.execute(
+        """SELECT time_s, buffer_pkts, b_u_pkts, b_p_pkts, gain_util, gain_loss, u, p, utilization
+        FROM control WHERE run_id = ? AND link_id = 0 ORDER BY time_s""",
+        [run_id],
+    ).fetchall()
     names = ("time_s", "buffer_pkts", "b_u_pkts", "b_p_pkts", "gain_util", "gain_loss", "u", "p", "utilization")
     return {n: [r[i] for r in rows] for i, n in enumerate(names)}
 
@@ -65,7 +71,7 @@ def settle_time_s(times: list[float], values: list[float], tol: float = 0.1, win
     stays within `tol` (relative) of the mean of its last half; None if the last point is outside."""
     if not values:
         return None
-    half = values[len(values) // 2:]
+    half = values[len(values) // 2 :]
     values = moving_mean(values, window)
     ref = sum(half) / len(half)
     outside = [i for i, v in enumerate(values) if abs(v - ref) > tol * abs(ref)]
@@ -82,12 +88,24 @@ def spread(values: list[float]) -> dict[str, float]:
     s = sorted(values)
     mean = sum(s) / len(s)
     p5, p95 = s[int(0.05 * (len(s) - 1))], s[int(0.95 * (len(s) - 1))]
-    return {"min": s[0], "p5": p5, "p95": p95, "max": s[-1], "mean": mean,
-            "relative": (p95 - p5) / mean if mean else math.nan}
+    return {
+        "min": s[0],
+        "p5": p5,
+        "p95": p95,
+        "max": s[-1],
+        "mean": mean,
+        "relative": (p95 - p5) / mean if mean else math.nan,
+    }
 
 
-def plot_timeline(axes: Any, series: dict[str, list[float]], label: str, target_util: float | None = None,
-                  target_loss: float | None = None, smooth: int = 1) -> None:
+def plot_timeline(
+    axes: Any,
+    series: dict[str, list[float]],
+    label: str,
+    target_util: float | None = None,
+    target_loss: float | None = None,
+    smooth: int = 1,
+) -> None:
     """The paper's panels in a column of three axes: b(n), p(n) and u(n) against time, p and u as
     trailing means over `smooth` intervals (a single 20-ms p(n) swings between 0 and 0.5)."""
     t = series["time_s"]

@@ -33,8 +33,20 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     def markdown(self) -> str:
-        out = [f"# {self.title}", "", f"Engine version: `{sim.ENGINE_VERSION}`.", "",
-               "Reproduce with:", "", "```sh", self.command, "```", "", f"![{self.name}]({self.name}.png)", ""]
+        out = [
+            f"# {self.title}",
+            "",
+            f"Engine version: `{sim.ENGINE_VERSION}`.",
+            "",
+            "Reproduce with:",
+            "",
+            "```sh",
+            self.command,
+            "```",
+            "",
+            f"![{self.name}]({self.name}.png)",
+            "",
+        ]
         if self.rows:
             out += ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
             out += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in self.rows]
@@ -75,8 +87,8 @@ def backend_means(con: Any, name: str, keys: Sequence[str], metric: str) -> dict
     cols = ", ".join(keys)
     out: dict[str, dict[tuple, list[float]]] = {}
     for backend, *key, values in con.execute(
-            f"SELECT backend, {cols}, list({metric}) FROM runs WHERE name = ? AND status = 'ok' GROUP BY ALL",
-            [name]).fetchall():
+        f"SELECT backend, {cols}, list({metric}) FROM runs WHERE name = ? AND status = 'ok' GROUP BY ALL", [name]
+    ).fetchall():
         out.setdefault(backend, {})[tuple(key)] = values
     return out
 

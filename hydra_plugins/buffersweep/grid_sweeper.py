@@ -18,8 +18,9 @@ class GridSweeperConf:
     params: Optional[Dict[str, str]] = None
 
 
-ConfigStore.instance().store(group="hydra/sweeper", name="buffersweep_grid", node=GridSweeperConf,
-                             provider="buffersweep")
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="buffersweep_grid", node=GridSweeperConf, provider="buffersweep"
+)
 
 
 class GridSweeper(Sweeper):
@@ -32,12 +33,16 @@ class GridSweeper(Sweeper):
         self.config = config
         self.hydra_context = hydra_context
         self.launcher = Plugins.instance().instantiate_launcher(
-            hydra_context=hydra_context, task_function=task_function, config=config)
+            hydra_context=hydra_context, task_function=task_function, config=config
+        )
 
     def sweep(self, arguments: List[str]) -> Any:
         from sweeps.grid import build_grid
 
         assert self.config is not None and self.hydra_context is not None
-        grid = build_grid([f"{k}={v}" for k, v in self.params.items()] + list(arguments),
-                          self.hydra_context.config_loader, self.config)
+        grid = build_grid(
+            [f"{k}={v}" for k, v in self.params.items()] + list(arguments),
+            self.hydra_context.config_loader,
+            self.config,
+        )
         return self.launcher.launch(grid, initial_job_idx=0)

@@ -19,8 +19,9 @@ class RayLauncherConf:
     _target_: str = "hydra_plugins.buffersweep.ray_launcher.RayLauncher"
 
 
-ConfigStore.instance().store(group="hydra/launcher", name="buffersweep_ray", node=RayLauncherConf,
-                             provider="buffersweep")
+ConfigStore.instance().store(
+    group="hydra/launcher", name="buffersweep_ray", node=RayLauncherConf, provider="buffersweep"
+)
 
 
 class RayLauncher(Launcher):
@@ -37,6 +38,9 @@ class RayLauncher(Launcher):
         from sweeps.launch import run_sweep
 
         assert self.config is not None and self.hydra_context is not None
-        grid = job_overrides if isinstance(job_overrides, Grid) else build_grid.from_job_lists(
-            job_overrides, self.hydra_context.config_loader, self.config)
+        grid = (
+            job_overrides
+            if isinstance(job_overrides, Grid)
+            else build_grid.from_job_lists(job_overrides, self.hydra_context.config_loader, self.config)
+        )
         return run_sweep(grid, self.config)

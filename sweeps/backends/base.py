@@ -8,18 +8,31 @@ mirror, or a simulator that is not installed, is refused up front with one line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 
 from sim import SimConfig
-from sim.result import CLASSES_SCHEMA, CONTROL_SCHEMA, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_METRICS, \
-    TIMESERIES_SCHEMA, config_row, table
+from sim.result import (
+    CLASSES_SCHEMA,
+    CONTROL_SCHEMA,
+    FLOWS_SCHEMA,
+    LINKS_SCHEMA,
+    SUMMARY_METRICS,
+    TIMESERIES_SCHEMA,
+    config_row,
+    table,
+)
 
-DETAIL_SCHEMAS: dict[str, pa.Schema] = {"timeseries": TIMESERIES_SCHEMA, "flows": FLOWS_SCHEMA,
-                                        "links": LINKS_SCHEMA, "classes": CLASSES_SCHEMA, "control": CONTROL_SCHEMA}
+DETAIL_SCHEMAS: dict[str, pa.Schema] = {
+    "timeseries": TIMESERIES_SCHEMA,
+    "flows": FLOWS_SCHEMA,
+    "links": LINKS_SCHEMA,
+    "classes": CLASSES_SCHEMA,
+    "control": CONTROL_SCHEMA,
+}
 """The per-run detail tables every backend returns (the store's DETAIL_TABLES)."""
 
 
@@ -48,8 +61,9 @@ def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> 
     skip = set(mapped) | set(OUTPUT_ONLY)
     for key, value in row.items():
         if key not in skip and value != default[key]:
-            raise ValueError(f"{key}: the {backend} backend supports only the default ({default[key]!r}), "
-                             f"got {value!r}")
+            raise ValueError(
+                f"{key}: the {backend} backend supports only the default ({default[key]!r}), got {value!r}"
+            )
 
 
 OUTPUT_ONLY = ("engine_version", "trace_max_events", "trace_start_s")

@@ -11,8 +11,13 @@ from sweeps.backends.base import Backend, BackendResult
 def run(cfg: SimConfig) -> BackendResult:
     res = sim.run(cfg)
     row = res.metrics()
-    details = {"timeseries": res.timeseries, "flows": res.flows, "links": res.links, "classes": res.classes,
-               "control": res.control}
+    details = {
+        "timeseries": res.timeseries,
+        "flows": res.flows,
+        "links": res.links,
+        "classes": res.classes,
+        "control": res.control,
+    }
     return BackendResult({k: row[k] for k in SUMMARY_METRICS}, details)
 
 
@@ -21,5 +26,11 @@ def _check(cfg: SimConfig) -> None:
 
 
 BACKEND = Backend(
-    name="engine", doc="buffersweep's Rust engine (sim/)", install="pip install -e .",
-    missing=lambda: None, version=lambda: sim.ENGINE_VERSION, check=_check, run=run)
+    name="engine",
+    doc="buffersweep's Rust engine (sim/)",
+    install="pip install -e .",
+    missing=lambda: None,
+    version=lambda: sim.ENGINE_VERSION,
+    check=_check,
+    run=run,
+)

@@ -45,19 +45,40 @@ LINUX_MODULES = ("cubic", "highspeed", "scalable", "bic", "htcp", "westwood", "l
 # NewReno's law) on ns-2's own Sack1. A tcp config must be its preset's (cc, recovery and
 # release): another recovery has no ns-2 agent to mirror it.
 AGENTS: dict[str, tuple[str, str, str]] = {
-    "reno": ("Reno", "", "TCPSink"), "newreno": ("Newreno", "", "TCPSink"), "sack": ("Sack1", "", "TCPSink/Sack1"),
-    **{m: ("Linux", m, "TCPSink/Sack1") for m in LINUX_MODULES}}
+    "reno": ("Reno", "", "TCPSink"),
+    "newreno": ("Newreno", "", "TCPSink"),
+    "sack": ("Sack1", "", "TCPSink/Sack1"),
+    **{m: ("Linux", m, "TCPSink/Sack1") for m in LINUX_MODULES},
+}
 # Config columns (see sim.result.config_row) the Tcl script maps to ns-2, by the script's argument
 # name; every other column must keep its default, or its preset's (the script has no open-loop
 # sources, buffer policies, delayed ACKs, variant mixes or other topologies).
-MAPPED = {"tcp": "agent", "flows": "flows", "buffer_pkts": "buffer_pkts", "wmax_pkts": "wmax_pkts",
-          "core_mbps": "core_mbps", "rtt_ms": "rtt_ms", "rtt_spread_ms": "rtt_spread_ms", "pkt_bytes": "pkt_bytes",
-          "duration_s": "duration_s", "warmup_s": "warmup_s", "seed": "seed", "start_window_s": "start_window_s",
-          "tcp_init_cwnd_pkts": "init_cwnd_pkts", "tcp_min_rto_ms": "min_rto_ms", "tcp_max_rto_s": "max_rto_s",
-          "tcp_init_rto_s": "init_rto_s", "tcp_tick_ms": "tick_ms", "tcp_limited_transmit": "limited_transmit",
-          "tcp_max_burst_pkts": "max_burst_pkts", "short_mbps": "short_mbps", "short_flow_pkts": "short_flow_pkts",
-          "access_mbps": "access_mbps", "access_buffer_pkts": "access_buffer_pkts",
-          "sample_interval_s": "sample_interval_s"}
+MAPPED = {
+    "tcp": "agent",
+    "flows": "flows",
+    "buffer_pkts": "buffer_pkts",
+    "wmax_pkts": "wmax_pkts",
+    "core_mbps": "core_mbps",
+    "rtt_ms": "rtt_ms",
+    "rtt_spread_ms": "rtt_spread_ms",
+    "pkt_bytes": "pkt_bytes",
+    "duration_s": "duration_s",
+    "warmup_s": "warmup_s",
+    "seed": "seed",
+    "start_window_s": "start_window_s",
+    "tcp_init_cwnd_pkts": "init_cwnd_pkts",
+    "tcp_min_rto_ms": "min_rto_ms",
+    "tcp_max_rto_s": "max_rto_s",
+    "tcp_init_rto_s": "init_rto_s",
+    "tcp_tick_ms": "tick_ms",
+    "tcp_limited_transmit": "limited_transmit",
+    "tcp_max_burst_pkts": "max_burst_pkts",
+    "short_mbps": "short_mbps",
+    "short_flow_pkts": "short_flow_pkts",
+    "access_mbps": "access_mbps",
+    "access_buffer_pkts": "access_buffer_pkts",
+    "sample_interval_s": "sample_interval_s",
+}
 
 
 def missing() -> str | None:
@@ -69,8 +90,12 @@ def version() -> str:
     """Debian's package version and a digest of the script and this mapping, which decide the
     results as much as ns-2 does (a change to either is a new version, so new run_ids)."""
     try:
-        pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "ns2"], capture_output=True, text=True,
-                             timeout=30).stdout.strip() or "2.35"
+        pkg = (
+            subprocess.run(
+                ["dpkg-query", "-W", "-f=${Version}", "ns2"], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
+            or "2.35"
+        )
     except (OSError, subprocess.SubprocessError):
         pkg = "2.35"
     digest = hashlib.sha256(TCL.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:8]
@@ -89,8 +114,9 @@ def check(cfg: SimConfig) -> None:
         # The script sends n packets with `advanceby n - 1`; `advanceby 0` does not reopen a reused agent.
         raise ValueError(f"short_flow_pkts: the ns2 backend needs >= 2, got {cfg.short_flow_pkts}")
     if AGENTS[row["tcp"]][0] == "Linux" and row["tcp_tick_ms"] != 1:
-        raise ValueError(f"tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies; set tcp.tick_ms=1, "
-                         f"got {row['tcp_tick_ms']:g}")
+        raise ValueError(
+            f"tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies; set tcp.tick_ms=1, got {row['tcp_tick_ms']:g}"
+        )
 
 
 def script_args(cfg: SimConfig, drawn: sim.SimResult) -> list[str]:
@@ -105,8 +131,12 @@ def script_args(cfg: SimConfig, drawn: sim.SimResult) -> list[str]:
         if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
             value = int(value)  # Tcl reads ns-2's integer variables (singledup_, windowInit_) strictly
         args += [name, str(value)]
-    return args + ["flow_rtts_ms", " ".join(repr(x) for x in drawn.flows["rtt_ms"].to_pylist()),
-                   "flow_starts_s", " ".join(repr(x) for x in drawn.flows["start_s"].to_pylist())]
+    return args + [
+        "flow_rtts_ms",
+        " ".join(repr(x) for x in drawn.flows["rtt_ms"].to_pylist()),
+        "flow_starts_s",
+        " ".join(repr(x) for x in drawn.flows["start_s"].to_pylist()),
+    ]
 
 
 def run(cfg: SimConfig) -> BackendResult:
@@ -115,13 +145,21 @@ def run(cfg: SimConfig) -> BackendResult:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ns2-") as tmp:
         out = Path(tmp) / "records.txt"
-        res = subprocess.run(["ns", str(TCL), *script_args(cfg, drawn), "out", str(out)], capture_output=True,
-                             text=True, cwd=tmp)
+        res = subprocess.run(
+            ["ns", str(TCL), *script_args(cfg, drawn), "out", str(out)], capture_output=True, text=True, cwd=tmp
+        )
         if res.returncode != 0 or not out.exists():
             raise RuntimeError(f"ns exited {res.returncode}: {(res.stderr or res.stdout)[-300:]!r}")
         records = parse_records(out.read_text())
     return to_result(cfg, drawn, records, time.perf_counter() - t0)
 
 
-BACKEND = Backend(name="ns2", doc="Debian's ns-2 2.35 with TCP-Linux (sweeps/backends/ns2_dumbbell.tcl)",
-                  install=INSTALL, missing=missing, version=version, check=check, run=run)
+BACKEND = Backend(
+    name="ns2",
+    doc="Debian's ns-2 2.35 with TCP-Linux (sweeps/backends/ns2_dumbbell.tcl)",
+    install=INSTALL,
+    missing=missing,
+    version=version,
+    check=check,
+    run=run,
+)

@@ -39,14 +39,43 @@ from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 SCENARIO = Path(__file__).with_name("ns3_dumbbell.cc")
 INSTALL = "pip install -e '.[ns3]'"
-SOCKET_TYPES = {"sack": ("TcpNewReno", True), "newreno": ("TcpNewReno", False), "cubic": ("TcpCubic", True),
-                "bic": ("TcpBic", True), "highspeed": ("TcpHighSpeed", True), "htcp": ("TcpHtcp", True),
-                "scalable": ("TcpScalable", True), "westwood": ("TcpWestwoodPlus", True), "lp": ("TcpLp", True)}
+SOCKET_TYPES = {
+    "sack": ("TcpNewReno", True),
+    "newreno": ("TcpNewReno", False),
+    "cubic": ("TcpCubic", True),
+    "bic": ("TcpBic", True),
+    "highspeed": ("TcpHighSpeed", True),
+    "htcp": ("TcpHtcp", True),
+    "scalable": ("TcpScalable", True),
+    "westwood": ("TcpWestwoodPlus", True),
+    "lp": ("TcpLp", True),
+}
 """Our tcp preset -> (ns-3's congestion-control TypeId, SACK)."""
-MAPPED = ("tcp", "flows", "buffer_pkts", "wmax_pkts", "core_mbps", "rtt_ms", "rtt_spread_ms", "pkt_bytes",
-          "duration_s", "warmup_s", "seed", "start_window_s", "tcp_init_cwnd_pkts", "tcp_init_ssthresh_pkts",
-          "tcp_min_rto_ms", "tcp_tick_ms", "tcp_init_rto_s", "tcp_delayed_ack", "tcp_delack_ms",
-          "tcp_limited_transmit", "access_mbps", "access_buffer_pkts", "sample_interval_s")
+MAPPED = (
+    "tcp",
+    "flows",
+    "buffer_pkts",
+    "wmax_pkts",
+    "core_mbps",
+    "rtt_ms",
+    "rtt_spread_ms",
+    "pkt_bytes",
+    "duration_s",
+    "warmup_s",
+    "seed",
+    "start_window_s",
+    "tcp_init_cwnd_pkts",
+    "tcp_init_ssthresh_pkts",
+    "tcp_min_rto_ms",
+    "tcp_tick_ms",
+    "tcp_init_rto_s",
+    "tcp_delayed_ack",
+    "tcp_delack_ms",
+    "tcp_limited_transmit",
+    "access_mbps",
+    "access_buffer_pkts",
+    "sample_interval_s",
+)
 """Config columns (sim.result.config_row) the scenario mirrors."""
 HEADERS_BYTES = 52
 
@@ -72,8 +101,9 @@ def check(cfg: SimConfig) -> None:
         raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
     check_unmapped("ns3", row, MAPPED)
     if cfg.pkt_bytes <= HEADERS_BYTES:
-        raise ValueError(f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), "
-                         f"got {cfg.pkt_bytes}")
+        raise ValueError(
+            f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), got {cfg.pkt_bytes}"
+        )
     if float(row["tcp_init_cwnd_pkts"]) != int(row["tcp_init_cwnd_pkts"]):
         raise ValueError(f"tcp.init_cwnd_pkts: ns-3 takes whole segments, got {row['tcp_init_cwnd_pkts']}")
 
@@ -135,6 +165,13 @@ def run(cfg: SimConfig) -> BackendResult:
     return to_result(cfg, drawn, records, time.perf_counter() - t0)
 
 
-BACKEND = Backend(name="ns3", doc="ns-3 3.44 from PyPI, in-process through cppyy (sweeps/backends/ns3_dumbbell.cc)",
-                  install=INSTALL, missing=missing, version=version, check=check, run=run,
-                  resources={"num_cpus": 1, "memory": 1 << 30})
+BACKEND = Backend(
+    name="ns3",
+    doc="ns-3 3.44 from PyPI, in-process through cppyy (sweeps/backends/ns3_dumbbell.cc)",
+    install=INSTALL,
+    missing=missing,
+    version=version,
+    check=check,
+    run=run,
+    resources={"num_cpus": 1, "memory": 1 << 30},
+)

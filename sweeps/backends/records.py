@@ -26,8 +26,11 @@ def drawn_flows(cfg: SimConfig) -> sim.SimResult:
     """An engine run that just covers the start window: its flows and links tables give the RTTs
     and start times drawn for cfg's seed (they depend on the seed alone) and the static columns."""
     short_s = max(cfg.start_window_s * 1.01, 1e-3)
-    return sim.run(dataclasses.replace(cfg, duration_s=short_s, warmup_s=0.0,
-                                       sample_interval_s=min(cfg.sample_interval_s, short_s)))
+    return sim.run(
+        dataclasses.replace(
+            cfg, duration_s=short_s, warmup_s=0.0, sample_interval_s=min(cfg.sample_interval_s, short_s)
+        )
+    )
 
 
 def parse_records(text: str) -> dict[str, Any]:
@@ -62,37 +65,75 @@ def to_result(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], wall_s:
     loss = d["drops"] / d["arrivals"] if d["arrivals"] else 0.0
     cwnd = [s["cwnd_sum"] / s["started"] for s in rec["sample"] if s["time_s"] > cfg.warmup_s and s["started"]]
     metrics = {
-        "utilization": util, "goodput_mbps": sum(goodputs) + 0.0, "loss_rate": loss,
-        "mean_queue_pkts": d["qsum"] / window_s, "jain_fairness": _jain(goodputs),
-        "timeouts": _sum(flows["timeouts"]), "fast_retransmits": _sum(flows["fast_retransmits"]),
-        "retransmits": _sum(flows["retransmits"]), "mean_cwnd_pkts": sum(cwnd) / len(cwnd) if cwnd else None,
+        "utilization": util,
+        "goodput_mbps": sum(goodputs) + 0.0,
+        "loss_rate": loss,
+        "mean_queue_pkts": d["qsum"] / window_s,
+        "jain_fairness": _jain(goodputs),
+        "timeouts": _sum(flows["timeouts"]),
+        "fast_retransmits": _sum(flows["fast_retransmits"]),
+        "retransmits": _sum(flows["retransmits"]),
+        "mean_cwnd_pkts": sum(cwnd) / len(cwnd) if cwnd else None,
         "mean_rtt_ms": (sum(flows["rtt_ms"]) / len(flows["rtt_ms"])) if flows["rtt_ms"] else None,
-        "short_flows": int(d["short_started"]), "short_flows_done": int(d["short_done"]),
-        "bottleneck_link": 0, "bottleneck_arrivals": int(d["arrivals"]), "bottleneck_drops": int(d["drops"]),
-        "bottleneck_pkts": int(d["departures"]), "measured_s": window_s, "wall_s": wall_s,
-        "pkts_per_s": end["departures"] / wall_s if wall_s > 0 else None}
+        "short_flows": int(d["short_started"]),
+        "short_flows_done": int(d["short_done"]),
+        "bottleneck_link": 0,
+        "bottleneck_arrivals": int(d["arrivals"]),
+        "bottleneck_drops": int(d["drops"]),
+        "bottleneck_pkts": int(d["departures"]),
+        "measured_s": window_s,
+        "wall_s": wall_s,
+        "pkts_per_s": end["departures"] / wall_s if wall_s > 0 else None,
+    }
     if not (cfg.access_mbps or 0) > 0:
         metrics["access_loss_rate"] = 0.0  # no access links, as the engine reports it
-    link = {**{k: v for k, v in drawn.links.slice(0, 1).to_pydict().items()
-               if k in ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "flows")},
-            "utilization": [util], "loss_rate": [loss], "goodput_mbps": [metrics["goodput_mbps"]],
-            "mean_queue_pkts": [metrics["mean_queue_pkts"]], "arrivals": [int(d["arrivals"])],
-            "drops": [int(d["drops"])], "departures": [int(d["departures"])],
-            "arrivals_total": [int(end["arrivals"])], "drops_total": [int(end["drops"])],
-            "departures_total": [int(end["departures"])], "held_at_end": [int(rec["held"]["pkts"])]}
-    bulk = {"class": ["bulk"], "flows": [cfg.flows], "goodput_mbps": [metrics["goodput_mbps"]],
-            "offered_mbps": [_scaled(_sum(flows.pop("_sent_in_window")), pkt_bits / window_s / 1e6)]}
-    details = {"timeseries": detail_table("timeseries", _timeseries(cfg, rec["sample"], pkt_bits)),
-               "flows": detail_table("flows", flows), "links": detail_table("links", link),
-               "classes": detail_table("classes", bulk), "control": detail_table("control", {})}
+    link = {
+        **{
+            k: v
+            for k, v in drawn.links.slice(0, 1).to_pydict().items()
+            if k in ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "flows")
+        },
+        "utilization": [util],
+        "loss_rate": [loss],
+        "goodput_mbps": [metrics["goodput_mbps"]],
+        "mean_queue_pkts": [metrics["mean_queue_pkts"]],
+        "arrivals": [int(d["arrivals"])],
+        "drops": [int(d["drops"])],
+        "departures": [int(d["departures"])],
+        "arrivals_total": [int(end["arrivals"])],
+        "drops_total": [int(end["drops"])],
+        "departures_total": [int(end["departures"])],
+        "held_at_end": [int(rec["held"]["pkts"])],
+    }
+    bulk = {
+        "class": ["bulk"],
+        "flows": [cfg.flows],
+        "goodput_mbps": [metrics["goodput_mbps"]],
+        "offered_mbps": [_scaled(_sum(flows.pop("_sent_in_window")), pkt_bits / window_s / 1e6)],
+    }
+    details = {
+        "timeseries": detail_table("timeseries", _timeseries(cfg, rec["sample"], pkt_bits)),
+        "flows": detail_table("flows", flows),
+        "links": detail_table("links", link),
+        "classes": detail_table("classes", bulk),
+        "control": detail_table("control", {}),
+    }
     return BackendResult(metrics, details)
 
 
-def _flows(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], window_s: float,
-           pkt_bits: float) -> dict[str, list]:
+def _flows(
+    cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], window_s: float, pkt_bits: float
+) -> dict[str, list]:
     static = drawn.flows.select(["flow_id", "route_id", "tcp_group", "link_ids", "rtt_ms", "start_s"]).to_pydict()
-    cols: dict[str, list] = {**static, "goodput_mbps": [], "retransmits": [], "timeouts": [],
-                             "fast_retransmits": [], "sent_pkts": [], "_sent_in_window": []}
+    cols: dict[str, list] = {
+        **static,
+        "goodput_mbps": [],
+        "retransmits": [],
+        "timeouts": [],
+        "fast_retransmits": [],
+        "sent_pkts": [],
+        "_sent_in_window": [],
+    }
     for i in range(len(static["flow_id"])):
         w, e = rec["flow"][("warm", i)], rec["flow"][("end", i)]
         timeouts = _delta(w, e, "timeouts")
@@ -117,9 +158,22 @@ def _sum(xs: list[Any]) -> Any:
 
 
 def _timeseries(cfg: SimConfig, samples: list[dict[str, float]], pkt_bits: float) -> dict[str, list]:
-    cols: dict[str, list] = {k: [] for k in ("time_s", "link_id", "utilization", "goodput_mbps", "arrivals", "drops",
-                                             "queue_mean_pkts", "buffer_pkts", "mean_cwnd_pkts", "active_flows",
-                                             "ca_flows")}
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "time_s",
+            "link_id",
+            "utilization",
+            "goodput_mbps",
+            "arrivals",
+            "drops",
+            "queue_mean_pkts",
+            "buffer_pkts",
+            "mean_cwnd_pkts",
+            "active_flows",
+            "ca_flows",
+        )
+    }
     prev = {"time_s": 0.0, "departures": 0.0, "arrivals": 0.0, "drops": 0.0, "qsum": 0.0, "acked": 0.0}
     for s in samples:
         dt = s["time_s"] - prev["time_s"]
@@ -147,5 +201,3 @@ def _scaled(x: float | None, k: float) -> float | None:
 def _jain(xs: list[float]) -> float | None:
     total, squares = sum(xs), sum(x * x for x in xs)
     return total * total / (len(xs) * squares) if xs and squares > 0 and math.isfinite(squares) else None
-
-

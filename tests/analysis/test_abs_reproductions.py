@@ -23,8 +23,9 @@ def by_policy(report) -> dict[tuple[int, str], list]:
 
 
 def test_abs_table2_on_three_flow_counts(tmp_path):
-    report, plot = abs_tables.abs_table2(str(tmp_path / "r"), False,
-                                         ["flows=2,16,256", "duration_s=300", "warmup_s=150"])
+    report, plot = abs_tables.abs_table2(
+        str(tmp_path / "r"), False, ["flows=2,16,256", "duration_s=300", "warmup_s=150"]
+    )
     rows = by_policy(report)
     assert len(rows) == 15 and "exited with status" not in report.reading
     for n in (2, 16, 256):
@@ -46,8 +47,7 @@ def test_abs_table2_on_three_flow_counts(tmp_path):
 
 
 def test_abs_table3_on_two_capacities(tmp_path):
-    report, _ = abs_tables.abs_table3(str(tmp_path / "r"), False,
-                                      ["core_mbps=2,64", "duration_s=300", "warmup_s=150"])
+    report, _ = abs_tables.abs_table3(str(tmp_path / "r"), False, ["core_mbps=2,64", "duration_s=300", "warmup_s=150"])
     rows = by_policy(report)
     assert len(rows) == 10 and "exited with status" not in report.reading
     assert rows[(2, "bdp")][5] > 5 and rows[(2, "stanford")][5] > rows[(2, "bdp")][5]  # heavy loss at 2 Mb/s
@@ -80,7 +80,7 @@ def test_abs_fig4_follows_the_load_steps(tmp_path):
     report, plot = abs_timelines.abs_fig4(str(tmp_path / "r"), False, [])
     assert len(report.rows) == 12
     rows = {(r[0], r[1]): r for r in report.rows}
-    for gain, step, response, intervals, b_after, spread, p_after, u_after in report.rows:
+    for gain, step, response, _intervals, _b_after, _spread, p_after, _u_after in report.rows:
         assert abs(p_after - 0.02) < 0.005, (gain, step, p_after)  # every gain holds p* per segment
         if gain == 3000:  # settled before the middle of each 48-s segment (seconds, not "a few intervals")
             assert response is not None and response < 24, (gain, step, response)

@@ -89,7 +89,7 @@ def test_appenzeller_fig13(tmp_path):
     rows = {r[0]: r for r in report.rows}
     assert sorted(rows) == [50, 100, 200, 300, 400, 500]
     for n, r in rows.items():
-        assert r[1] == 4000 and r[2] == round(4000 / n ** 0.5)
+        assert r[1] == 4000 and r[2] == round(4000 / n**0.5)
         # A 14-packet flow needs ~2.5 round trips (200 ms at the mean RTT) plus queueing.
         assert 200 < r[4] < r[3] < 700, r  # shorter with the small buffer, as the paper shows
         assert r[7] < r[6]  # because queueing delay is lower

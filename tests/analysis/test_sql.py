@@ -26,13 +26,22 @@ def results(tmp_path_factory, ray_head):
 
 
 def analysis_cli(*args):
-    return subprocess.run([sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
 
 
 def test_sql_prints_a_table(results):
-    res = analysis_cli("sql", "SELECT tcp, buffer_pkts, avg(utilization) FROM runs GROUP BY ALL ORDER BY ALL",
-                       "--results", str(results))
+    res = analysis_cli(
+        "sql",
+        "SELECT tcp, buffer_pkts, avg(utilization) FROM runs GROUP BY ALL ORDER BY ALL",
+        "--results",
+        str(results),
+    )
     assert res.returncode == 0, res.stderr
     assert "avg(utilization)" in res.stdout and "paced" in res.stdout and "(4 rows)" in res.stdout
 
@@ -51,8 +60,10 @@ def test_views_from_connect(results):
     assert n_runs == n_ids == 8
     # 10 s runs sampled every 100 ms; flows 4 and 16 per run.
     assert con.execute("SELECT count(*) FROM timeseries").fetchone()[0] == 8 * 100
-    assert con.execute("SELECT sum(flows) FROM runs").fetchone()[0] == con.execute(
-        "SELECT count(*) FROM flows").fetchone()[0]
+    assert (
+        con.execute("SELECT sum(flows) FROM runs").fetchone()[0]
+        == con.execute("SELECT count(*) FROM flows").fetchone()[0]
+    )
     joined = con.execute("""SELECT r.tcp, avg(t.queue_mean_pkts) FROM runs r JOIN timeseries t USING (exec_id)
                             GROUP BY ALL""").fetchall()
     assert len(joined) == 2
@@ -93,8 +104,12 @@ def test_a_missing_results_dir_is_an_error(tmp_path):
 def test_avg_is_never_nan(results):
     """NULL, not NaN, where a metric does not apply (no short flows here), so avg() works."""
     con = analysis.db.connect(results)
-    cols = [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs' "
-                                      "AND data_type = 'DOUBLE'").fetchall()]
+    cols = [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs' AND data_type = 'DOUBLE'"
+        ).fetchall()
+    ]
     assert "short_afct_ms" in cols
     avgs = con.execute("SELECT " + ", ".join(f"avg({c})" for c in cols) + " FROM runs").fetchall()[0]
     assert not [c for c, v in zip(cols, avgs) if v is not None and v != v], "NaN averages"
@@ -108,8 +123,9 @@ def test_schema_documents_every_column(results):
     assert res.returncode == 0, res.stderr
     assert all(f.name in res.stdout for f in RUNS_SCHEMA) and "Mb/s" in res.stdout
     con = analysis.db.connect(results)
-    comments = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'")
-                    .fetchall())
+    comments = dict(
+        con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'").fetchall()
+    )
     assert comments["utilization"].startswith("[1] Time the bottleneck spent transmitting")
     assert not [c for c, text in comments.items() if not text], "undocumented columns"
 
@@ -119,7 +135,9 @@ def test_connect_keeps_one_engine_versions_runs(results):
     current = analysis.db.connect(results, engine_version=sim.ENGINE_VERSION)
     assert current.execute("SELECT count(*) FROM runs").fetchone()[0] == 8
     older = analysis.db.connect(results, engine_version="0.0.0")
-    assert [older.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "timeseries", "flows")] == [0] * 3
+    assert [older.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "timeseries", "flows")] == [
+        0
+    ] * 3
 
 
 def test_filters_by_sweep_and_name_and_warns_across_sweeps(results, tmp_path):
@@ -147,8 +165,10 @@ def test_a_preset_finds_the_runs_another_preset_stored(results, tmp_path):
     assert again.returncode == 0 and "8 cached" in again.stdout + again.stderr, again.stdout + again.stderr
     everything = analysis.db.connect(results)
     assert everything.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (8, 8)
-    assert everything.execute("SELECT name, count(*) FROM members GROUP BY name ORDER BY name").fetchall() == \
-        [("again", 8), ("smoke", 8)]
+    assert everything.execute("SELECT name, count(*) FROM members GROUP BY name ORDER BY name").fetchall() == [
+        ("again", 8),
+        ("smoke", 8),
+    ]
     con = analysis.db.connect(results, name="again")
     assert con.execute("SELECT name, count(*) FROM runs GROUP BY name").fetchall() == [("again", 8)]
     assert con.execute("SELECT count(DISTINCT run_id) FROM timeseries").fetchone()[0] == 8
@@ -157,8 +177,13 @@ def test_a_preset_finds_the_runs_another_preset_stored(results, tmp_path):
 
 
 def test_shell_runs_statements(results):
-    res = subprocess.run([sys.executable, "-m", "analysis", "shell", "--results", str(results)],
-                         input="SELECT count(*) AS n\nFROM runs;\n.tables\n.schema links\n.quit\n", capture_output=True,
-                         text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    res = subprocess.run(
+        [sys.executable, "-m", "analysis", "shell", "--results", str(results)],
+        input="SELECT count(*) AS n\nFROM runs;\n.tables\n.schema links\n.quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert res.returncode == 0 and "8" in res.stdout
     assert "timeseries" in res.stdout and "[Mb/s] Capacity." in res.stdout  # .tables and .schema

@@ -17,8 +17,11 @@ def test_ray_up_cloud():
     assert c["available_node_types"]["head"]["resources"] == {"CPU": 0}
     assert c["head_node_type"] in c["available_node_types"]
     assert any("make install" in cmd for cmd in c["setup_commands"])
-    assert all("RAY_AUTH_MODE=disabled" in cmd for cmd in c["head_start_ray_commands"] + c["worker_start_ray_commands"]
-               if cmd.startswith("RAY_AUTH_MODE") or "ray start" in cmd)
+    assert all(
+        "RAY_AUTH_MODE=disabled" in cmd
+        for cmd in c["head_start_ray_commands"] + c["worker_start_ray_commands"]
+        if cmd.startswith("RAY_AUTH_MODE") or "ray start" in cmd
+    )
     assert any("--dashboard-host=127.0.0.1" in cmd for cmd in c["head_start_ray_commands"])
 
 

@@ -17,8 +17,16 @@ from cluster.submit import submit
 from tests.conftest import ROOT
 from tests.sweeps.helpers import runs, sweep
 
-GRID = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=50", "duration_s=30", "warmup_s=5", "ray.batch_size=1",
-        "mlflow.enabled=false"]
+GRID = [
+    "-m",
+    "seed=range(1,25)",
+    "flows=20",
+    "core_mbps=50",
+    "duration_s=30",
+    "warmup_s=5",
+    "ray.batch_size=1",
+    "mlflow.enabled=false",
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +69,18 @@ def test_submitted_job_matches_a_local_run(cluster, tmp_path):
 
 def test_killed_driver_rerun_runs_only_the_missing(cluster, tmp_path):
     state, _ = cluster
-    cmd = [sys.executable, "-m", "sweeps", *GRID[:-3], "duration_s=200", "warmup_s=5", "ray.batch_size=1",
-           "mlflow.enabled=false", f"results_dir={tmp_path / 'results'}", f"ray.address={state.address}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweeps",
+        *GRID[:-3],
+        "duration_s=200",
+        "warmup_s=5",
+        "ray.batch_size=1",
+        "mlflow.enabled=false",
+        f"results_dir={tmp_path / 'results'}",
+        f"ray.address={state.address}",
+    ]
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
@@ -82,9 +100,21 @@ def test_killed_driver_rerun_runs_only_the_missing(cluster, tmp_path):
 def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
     """Last in this module: it kills worker1."""
     state, _ = cluster
-    cmd = [sys.executable, "-m", "sweeps", "-m", "seed=range(1,17)", "flows=40", "core_mbps=100", "duration_s=500",
-           "warmup_s=5", "ray.batch_size=1", "mlflow.enabled=false", f"results_dir={tmp_path / 'results'}",
-           f"ray.address={state.address}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweeps",
+        "-m",
+        "seed=range(1,17)",
+        "flows=40",
+        "core_mbps=100",
+        "duration_s=500",
+        "warmup_s=5",
+        "ray.batch_size=1",
+        "mlflow.enabled=false",
+        f"results_dir={tmp_path / 'results'}",
+        f"ray.address={state.address}",
+    ]
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4)  # both workers busy

@@ -17,7 +17,11 @@ def parking_lot(**params):
 @pytest.mark.parametrize(
     "fields, field, hint",
     [
-        ({"tcp": "vegas"}, "tcp", "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, paced, poisson"),
+        (
+            {"tcp": "vegas"},
+            "tcp",
+            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, paced, poisson",
+        ),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),
         ({"warmup_s": 60, "duration_s": 60}, "warmup_s", "< duration_s"),
@@ -38,8 +42,11 @@ def parking_lot(**params):
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),
         # per-link settings of the parking lot
-        ({"topology": parking_lot(routes=[{"links": [0]}, {"links": [1, 2]}])}, "topology.routes.1.links",
-         "link 2 does not exist; the links are 0, 1"),
+        (
+            {"topology": parking_lot(routes=[{"links": [0]}, {"links": [1, 2]}])},
+            "topology.routes.1.links",
+            "link 2 does not exist; the links are 0, 1",
+        ),
         ({"topology": parking_lot(routes=[{"links": [1, 0]}])}, "topology.routes.0.links", "consecutive"),
         ({"topology": parking_lot(links=[{"rate_mbps": 0}, {}])}, "topology.links.0.rate_mbps", "> 0"),
         ({"topology": parking_lot(links=[{}, {"buffer_pkts": -4}])}, "topology.links.1.buffer_pkts", "[0,"),
@@ -51,7 +58,11 @@ def parking_lot(**params):
         ({"buffer_pkts": 1e3}, "buffer_pkts", "an integer"),
         ({"rtts_ms": "123", "flows": 3}, "rtts_ms", "a list"),
         ({"seed": 2**64}, "seed", "[-2^63, 2^63)"),
-        ({"buffer_policy": {"name": "schedule", "steps": [(1, 2.7)]}}, "buffer_policy.steps.0.buffer_pkts", "an integer"),
+        (
+            {"buffer_policy": {"name": "schedule", "steps": [(1, 2.7)]}},
+            "buffer_policy.steps.0.buffer_pkts",
+            "an integer",
+        ),
     ],
 )
 def test_bad_config_names_the_field(fields, field, hint):

@@ -45,15 +45,32 @@ def test_rtts_from_1ms_to_1s():
 
 
 def test_5000_flows():
-    res = sim.run(tcp="reno", flows=5000, buffer_pkts=50, core_mbps=1000, wmax_pkts=8, duration_s=3, warmup_s=1,
-                  start_window_s=0.5)
+    res = sim.run(
+        tcp="reno",
+        flows=5000,
+        buffer_pkts=50,
+        core_mbps=1000,
+        wmax_pkts=8,
+        duration_s=3,
+        warmup_s=1,
+        start_window_s=0.5,
+    )
     assert_conserved(res)
     assert res.metrics()["utilization"] > 0.5
 
 
 def test_access_links_and_access_drops_are_counted():
-    res = sim.run(tcp="reno", flows=3, access_mbps=5, access_buffer_pkts=2, core_mbps=100, buffer_pkts=100,
-                  wmax_pkts=500, duration_s=20, warmup_s=2)
+    res = sim.run(
+        tcp="reno",
+        flows=3,
+        access_mbps=5,
+        access_buffer_pkts=2,
+        core_mbps=100,
+        buffer_pkts=100,
+        wmax_pkts=500,
+        duration_s=20,
+        warmup_s=2,
+    )
     assert_conserved(res)
     m = res.metrics()
     assert m["access_loss_rate"] > 0
@@ -63,8 +80,9 @@ def test_access_links_and_access_drops_are_counted():
 
 def test_byte_limited_buffer():
     pk = sim.run(tcp="reno", flows=10, buffer_pkts=10, core_mbps=10, duration_s=20, warmup_s=5).metrics()
-    by = sim.run(tcp="reno", flows=10, buffer_bytes=10_000, buffer_pkts=0, core_mbps=10, duration_s=20,
-                 warmup_s=5).metrics()
+    by = sim.run(
+        tcp="reno", flows=10, buffer_bytes=10_000, buffer_pkts=0, core_mbps=10, duration_s=20, warmup_s=5
+    ).metrics()
     # 10,000 bytes of 1,000-byte packets behave exactly as 10 packets.
     assert by["utilization"] == pk["utilization"]
     assert by["loss_rate"] == pk["loss_rate"]

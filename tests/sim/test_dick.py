@@ -15,8 +15,16 @@ DICK = {  # (flows, buffer_pkts): (Reno, NewReno) utilization from his table
     (60, 36): (0.805, 0.862),
     (60, 73): (0.919, 0.948),
 }
-SETTING = dict(core_mbps=45, rtt_ms=100, rtt_spread_ms=40, wmax_pkts=10_000, pkt_bytes=1000,
-               duration_s=100, warmup_s=0, start_window_s=1)
+SETTING = dict(
+    core_mbps=45,
+    rtt_ms=100,
+    rtt_spread_ms=40,
+    wmax_pkts=10_000,
+    pkt_bytes=1000,
+    duration_s=100,
+    warmup_s=0,
+    start_window_s=1,
+)
 
 
 def mean_util(tcp, flows, buffer_pkts):

@@ -30,115 +30,317 @@ _DUMB = dict(core_mbps=20, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64, duration_s
 REFERENCE: dict[str, dict[str, Any]] = {
     "reno": dict(tcp="reno", flows=20, buffer_pkts=30, **_DUMB),
     "newreno": dict(tcp="newreno", flows=20, buffer_pkts=10, **_DUMB),
-    "paced": dict(tcp="paced", flows=20, buffer_pkts=10, **{**_DUMB, "rtt_ms": 100, "rtt_spread_ms": 50,
-                                                            "wmax_pkts": 32}),
-    "poisson": dict(tcp="poisson", flows=20, buffer_pkts=10, **{**_DUMB, "rtt_ms": 100, "rtt_spread_ms": 50,
-                                                                "wmax_pkts": 32}),
+    "paced": dict(
+        tcp="paced", flows=20, buffer_pkts=10, **{**_DUMB, "rtt_ms": 100, "rtt_spread_ms": 50, "wmax_pkts": 32}
+    ),
+    "poisson": dict(
+        tcp="poisson", flows=20, buffer_pkts=10, **{**_DUMB, "rtt_ms": 100, "rtt_spread_ms": 50, "wmax_pkts": 32}
+    ),
     "newreno_knobs": dict(
-        tcp=dict(cc="newreno", recovery="newreno", release="window", delayed_ack=True, delack_ms=40,
-                 limited_transmit=False, max_burst_pkts=3, tick_ms=0.0, init_cwnd_pkts=10.0, init_ssthresh_pkts=20.0,
-                 min_rto_ms=300.0, init_rto_s=1.0, max_rto_s=10.0),
-        flows=10, buffer_pkts=15, core_mbps=20, rtt_ms=60, rtt_spread_ms=30, wmax_pkts=100, duration_s=20, warmup_s=5),
-    "short_flows": dict(tcp="reno", flows=10, short_mbps=5, short_flow_pkts=14, buffer_pkts=20,
-                        **{**_DUMB, "rtt_ms": 60}),
-    "short_paced_access": dict(tcp="paced", flows=6, short_mbps=4, short_flow_pkts=20, access_mbps=8,
-                               access_buffer_pkts=30, buffer_pkts=10, **{**_DUMB, "rtt_ms": 60}),
-    "open_loop": dict(tcp="newreno", flows=5, poisson_mbps=4, cbr_mbps=2, open_loop_bytes=500, buffer_pkts=10,
-                      core_mbps=10, rtt_ms=80, wmax_pkts=64, duration_s=20, warmup_s=5),
-    "open_loop_only": dict(tcp="reno", flows=0, poisson_mbps=8, buffer_pkts=5, core_mbps=10, duration_s=20,
-                           warmup_s=5),
-    "schedule": dict(tcp="reno", flows=15, buffer_pkts=50, core_mbps=10, rtt_ms=100, rtt_spread_ms=40, wmax_pkts=64,
-                     duration_s=20, warmup_s=3,
-                     buffer_policy=dict(name="schedule", interval_ms=100, steps=[(0.0, 5), (8.0, 40), (14.0, 2)])),
-    "access": dict(tcp="reno", flows=8, access_mbps=3, access_buffer_pkts=5, buffer_pkts=20,
-                   **{**_DUMB, "rtt_spread_ms": 20, "wmax_pkts": 200}),
+        tcp=dict(
+            cc="newreno",
+            recovery="newreno",
+            release="window",
+            delayed_ack=True,
+            delack_ms=40,
+            limited_transmit=False,
+            max_burst_pkts=3,
+            tick_ms=0.0,
+            init_cwnd_pkts=10.0,
+            init_ssthresh_pkts=20.0,
+            min_rto_ms=300.0,
+            init_rto_s=1.0,
+            max_rto_s=10.0,
+        ),
+        flows=10,
+        buffer_pkts=15,
+        core_mbps=20,
+        rtt_ms=60,
+        rtt_spread_ms=30,
+        wmax_pkts=100,
+        duration_s=20,
+        warmup_s=5,
+    ),
+    "short_flows": dict(
+        tcp="reno", flows=10, short_mbps=5, short_flow_pkts=14, buffer_pkts=20, **{**_DUMB, "rtt_ms": 60}
+    ),
+    "short_paced_access": dict(
+        tcp="paced",
+        flows=6,
+        short_mbps=4,
+        short_flow_pkts=20,
+        access_mbps=8,
+        access_buffer_pkts=30,
+        buffer_pkts=10,
+        **{**_DUMB, "rtt_ms": 60},
+    ),
+    "open_loop": dict(
+        tcp="newreno",
+        flows=5,
+        poisson_mbps=4,
+        cbr_mbps=2,
+        open_loop_bytes=500,
+        buffer_pkts=10,
+        core_mbps=10,
+        rtt_ms=80,
+        wmax_pkts=64,
+        duration_s=20,
+        warmup_s=5,
+    ),
+    "open_loop_only": dict(tcp="reno", flows=0, poisson_mbps=8, buffer_pkts=5, core_mbps=10, duration_s=20, warmup_s=5),
+    "schedule": dict(
+        tcp="reno",
+        flows=15,
+        buffer_pkts=50,
+        core_mbps=10,
+        rtt_ms=100,
+        rtt_spread_ms=40,
+        wmax_pkts=64,
+        duration_s=20,
+        warmup_s=3,
+        buffer_policy=dict(name="schedule", interval_ms=100, steps=[(0.0, 5), (8.0, 40), (14.0, 2)]),
+    ),
+    "access": dict(
+        tcp="reno",
+        flows=8,
+        access_mbps=3,
+        access_buffer_pkts=5,
+        buffer_pkts=20,
+        **{**_DUMB, "rtt_spread_ms": 20, "wmax_pkts": 200},
+    ),
     "byte_buffer": dict(tcp="newreno", flows=10, buffer_bytes=15000, buffer_pkts=0, pkt_bytes=1500, **_DUMB),
-    "trace": dict(tcp="reno", flows=4, buffer_pkts=8, core_mbps=10, rtt_ms=50, wmax_pkts=64, duration_s=10,
-                  warmup_s=2, trace_max_events=3000, trace_start_s=3.0),
-    "rtts_list": dict(tcp="newreno", flows=4, rtts_ms=[10.0, 50.0, 120.0, 300.0], buffer_pkts=20, core_mbps=20,
-                      wmax_pkts=500, duration_s=20, warmup_s=5, seed=7),
+    "trace": dict(
+        tcp="reno",
+        flows=4,
+        buffer_pkts=8,
+        core_mbps=10,
+        rtt_ms=50,
+        wmax_pkts=64,
+        duration_s=10,
+        warmup_s=2,
+        trace_max_events=3000,
+        trace_start_s=3.0,
+    ),
+    "rtts_list": dict(
+        tcp="newreno",
+        flows=4,
+        rtts_ms=[10.0, 50.0, 120.0, 300.0],
+        buffer_pkts=20,
+        core_mbps=20,
+        wmax_pkts=500,
+        duration_s=20,
+        warmup_s=5,
+        seed=7,
+    ),
     # Added with 0.2.0 (no 0.1.0 equivalent): the parking lot.
-    "parking_lot": dict(tcp="newreno", flows=6, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64, duration_s=20, warmup_s=5,
-                        buffer_pkts=40, access_mbps=100, short_mbps=2, poisson_mbps=1,
-                        topology=dict(name="parking_lot", links=[dict(rate_mbps=50, delay_ms=5),
-                                                                 dict(rate_mbps=20, delay_ms=15, buffer_pkts=25)])),
+    "parking_lot": dict(
+        tcp="newreno",
+        flows=6,
+        rtt_ms=80,
+        rtt_spread_ms=40,
+        wmax_pkts=64,
+        duration_s=20,
+        warmup_s=5,
+        buffer_pkts=40,
+        access_mbps=100,
+        short_mbps=2,
+        poisson_mbps=1,
+        topology=dict(
+            name="parking_lot", links=[dict(rate_mbps=50, delay_ms=5), dict(rate_mbps=20, delay_ms=15, buffer_pkts=25)]
+        ),
+    ),
     # Added with 0.4.0: SACK recovery, the Linux window laws, and a variant mix.
     "sack": dict(tcp="sack", flows=20, buffer_pkts=10, **_DUMB),
     "highspeed": dict(tcp="highspeed", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "cubic": dict(tcp="cubic", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "scalable": dict(tcp="scalable", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
     "bic": dict(tcp="bic", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
-    "htcp": dict(tcp=dict(cc="htcp", recovery="sack", tick_ms=1), flows=4, buffer_pkts=40,
-                 **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200}),
+    "htcp": dict(
+        tcp=dict(cc="htcp", recovery="sack", tick_ms=1),
+        flows=4,
+        buffer_pkts=40,
+        **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 200},
+    ),
     "westwood": dict(tcp="westwood", flows=6, buffer_pkts=20, **{**_DUMB, "wmax_pkts": 2000, "core_mbps": 50}),
     "lp": dict(tcp="lp", tcp_mix="lp:2,reno:2", flows=4, buffer_pkts=40, **{**_DUMB, "wmax_pkts": 2000}),
-    "mix": dict(tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB),
+    "mix": dict(
+        tcp="reno", tcp_mix="reno:3,newreno:2,sack:2,highspeed:2,scalable:1", flows=10, buffer_pkts=12, **_DUMB
+    ),
     # Added with 0.6.0: the linux recovery (the Linux laws' presets use it since).
     "linux_reno": dict(tcp=dict(cc="newreno", recovery="linux"), flows=20, buffer_pkts=10, **_DUMB),
     # Added with 0.10.0: traffic groups (udp streams, pareto transfers) beside flat short flows.
-    "traffic": dict(tcp="reno", flows=8, buffer_pkts=30, short_mbps=1, core_mbps=10, rtt_ms=60, rtt_spread_ms=40,
-                    wmax_pkts=64, duration_s=20, warmup_s=5,
-                    traffic=[dict(kind="udp", flows=5, rate_mbps=0.2), dict(kind="udp", flows=2, rate_mbps=0.5,
-                                                                              pattern="poisson", pkt_bytes=200),
-                             dict(kind="pareto", load_mbps=2, mean_bytes=20000, shape=1.5, tcp="cubic")]),
+    "traffic": dict(
+        tcp="reno",
+        flows=8,
+        buffer_pkts=30,
+        short_mbps=1,
+        core_mbps=10,
+        rtt_ms=60,
+        rtt_spread_ms=40,
+        wmax_pkts=64,
+        duration_s=20,
+        warmup_s=5,
+        traffic=[
+            dict(kind="udp", flows=5, rate_mbps=0.2),
+            dict(kind="udp", flows=2, rate_mbps=0.5, pattern="poisson", pkt_bytes=200),
+            dict(kind="pareto", load_mbps=2, mean_bytes=20000, shape=1.5, tcp="cubic"),
+        ],
+    ),
     # Added with 0.11.0: http sessions and a bulk on/off schedule, on parking-lot routes.
-    "traffic_web": dict(tcp="newreno", flows=3, buffer_pkts=25, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64,
-                        duration_s=20, warmup_s=5,
-                        topology=dict(name="parking_lot", links=[dict(rate_mbps=10, delay_ms=5),
-                                                                 dict(rate_mbps=6, delay_ms=10)]),
-                        traffic=[dict(kind="http", sessions=6, route=[0, 1], pages_max=50),
-                                 dict(kind="bulk", flows=4, route=[1], tcp="sack",
-                                      schedule=[(6.0, 2), (12.0, 0), (15.0, 4)]),
-                                 dict(kind="udp", flows=3, rate_mbps=0.3, route=[0])]),
+    "traffic_web": dict(
+        tcp="newreno",
+        flows=3,
+        buffer_pkts=25,
+        rtt_ms=80,
+        rtt_spread_ms=40,
+        wmax_pkts=64,
+        duration_s=20,
+        warmup_s=5,
+        topology=dict(name="parking_lot", links=[dict(rate_mbps=10, delay_ms=5), dict(rate_mbps=6, delay_ms=10)]),
+        traffic=[
+            dict(kind="http", sessions=6, route=[0, 1], pages_max=50),
+            dict(kind="bulk", flows=4, route=[1], tcp="sack", schedule=[(6.0, 2), (12.0, 0), (15.0, 4)]),
+            dict(kind="udp", flows=3, rate_mbps=0.3, route=[0]),
+        ],
+    ),
     # Added with 0.12.0: the ABS controller (gain training and a memory bound).
-    "abs_controller": dict(tcp="reno", flows=20, buffer_pkts=50, core_mbps=10, rtt_ms=90, rtt_spread_ms=60,
-                           wmax_pkts=10_000, duration_s=30, warmup_s=5,
-                           buffer_policy=dict(name="abs", interval_ms=200, target_util=0.95, target_loss=0.01,
-                                           memory_schedule=[(0.0, 300), (20.0, 60)])),
+    "abs_controller": dict(
+        tcp="reno",
+        flows=20,
+        buffer_pkts=50,
+        core_mbps=10,
+        rtt_ms=90,
+        rtt_spread_ms=60,
+        wmax_pkts=10_000,
+        duration_s=30,
+        warmup_s=5,
+        buffer_policy=dict(
+            name="abs", interval_ms=200, target_util=0.95, target_loss=0.01, memory_schedule=[(0.0, 300), (20.0, 60)]
+        ),
+    ),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
 }
 
 NULL_WAS_NAN = {
-    ("summary", "jain_fairness"), ("summary", "mean_cwnd_pkts"), ("summary", "mean_rtt_ms"),
-    ("summary", "short_afct_ms"), ("summary", "short_p99_fct_ms"), ("timeseries", "mean_cwnd_pkts"),
+    ("summary", "jain_fairness"),
+    ("summary", "mean_cwnd_pkts"),
+    ("summary", "mean_rtt_ms"),
+    ("summary", "short_afct_ms"),
+    ("summary", "short_p99_fct_ms"),
+    ("timeseries", "mean_cwnd_pkts"),
     ("flows", "mean_cwnd_pkts"),
 }
 """Columns whose not-applicable value was NaN in 0.1.0 and is NULL since 0.2.0 (0.2.0's only
 intended difference; compared with NULL read as NaN)."""
 
-_UTILIZATION = {("summary", "utilization"), ("summary", "effective_utilization"), ("timeseries", "utilization"),
-                ("links", "utilization")}
-_FLOW_COUNTS = {("flows", c) for c in ("delivered_pkts", "dropped_pkts", "fast_retransmits", "goodput_mbps",
-                                        "in_flight_pkts", "mean_cwnd_pkts", "retransmits", "sent_pkts", "timeouts")}
-_LINK_COUNTS = {("links", c) for c in ("arrivals", "arrivals_total", "departures", "departures_total", "drops",
-                                       "drops_total", "goodput_mbps", "held_at_end", "loss_rate", "mean_queue_delay_ms",
-                                       "mean_queue_pkts", "p99_queue_delay_ms", "p99_queue_pkts")}
-_SUMMARY_COUNTS = {("summary", c) for c in (
-    "access_loss_rate", "bottleneck_arrivals", "bottleneck_drops", "bottleneck_pkts", "events", "fast_retransmits",
-    "goodput_mbps", "jain_fairness", "loss_rate", "mean_cwnd_pkts", "mean_queue_delay_ms", "mean_queue_pkts",
-    "p99_queue_delay_ms", "p99_queue_pkts", "retransmits", "short_afct_ms", "short_flows_done", "short_p99_fct_ms",
-    "timeouts")}
-_SERIES_COUNTS = {("timeseries", c) for c in ("arrivals", "drops", "goodput_mbps", "mean_cwnd_pkts", "queue_max_pkts",
-                                              "queue_mean_pkts")}
+_UTILIZATION = {
+    ("summary", "utilization"),
+    ("summary", "effective_utilization"),
+    ("timeseries", "utilization"),
+    ("links", "utilization"),
+}
+_FLOW_COUNTS = {
+    ("flows", c)
+    for c in (
+        "delivered_pkts",
+        "dropped_pkts",
+        "fast_retransmits",
+        "goodput_mbps",
+        "in_flight_pkts",
+        "mean_cwnd_pkts",
+        "retransmits",
+        "sent_pkts",
+        "timeouts",
+    )
+}
+_LINK_COUNTS = {
+    ("links", c)
+    for c in (
+        "arrivals",
+        "arrivals_total",
+        "departures",
+        "departures_total",
+        "drops",
+        "drops_total",
+        "goodput_mbps",
+        "held_at_end",
+        "loss_rate",
+        "mean_queue_delay_ms",
+        "mean_queue_pkts",
+        "p99_queue_delay_ms",
+        "p99_queue_pkts",
+    )
+}
+_SUMMARY_COUNTS = {
+    ("summary", c)
+    for c in (
+        "access_loss_rate",
+        "bottleneck_arrivals",
+        "bottleneck_drops",
+        "bottleneck_pkts",
+        "events",
+        "fast_retransmits",
+        "goodput_mbps",
+        "jain_fairness",
+        "loss_rate",
+        "mean_cwnd_pkts",
+        "mean_queue_delay_ms",
+        "mean_queue_pkts",
+        "p99_queue_delay_ms",
+        "p99_queue_pkts",
+        "retransmits",
+        "short_afct_ms",
+        "short_flows_done",
+        "short_p99_fct_ms",
+        "timeouts",
+    )
+}
+_SERIES_COUNTS = {
+    ("timeseries", c)
+    for c in ("arrivals", "drops", "goodput_mbps", "mean_cwnd_pkts", "queue_max_pkts", "queue_mean_pkts")
+}
 _TRACE = {("trace", c) for c in ("event", "flow", "queue_pkts", "seq", "time_s")}
 CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
-    "0.3.0": (_UTILIZATION, ("utilization is busy time over elapsed time: a transmission straddling the end "
-                             "of warm-up or of a sample is split, so no interval exceeds 1 (issue 13, D7)")),
-    "0.8.0": (_FLOW_COUNTS | _LINK_COUNTS | _SUMMARY_COUNTS | _SERIES_COUNTS | _TRACE,
-              ("ns-2's DropTail limit (buffer_pkts counts the packet in service: B - 1 wait) and RFC 6298's RTO "
-               "(the minimum applies before the backoff), both as ns-2 2.35 does (issue 14: ABS Fig. 1 at 8 "
-               "packets)")),
-    "0.9.0": (_FLOW_COUNTS | _LINK_COUNTS | _SUMMARY_COUNTS | _SERIES_COUNTS | _TRACE,
-              ("a packet arriving at a topology link at the instant its transmission ends meets the queue before "
-               "the departure, as ns-2's event order gives (issue 14: two Reno flows at 8 packets locked one out); "
-               "the Linux laws grow only on an ACK before which the window was full (tcp_is_cwnd_limited)")),
-    "0.13.0": ({("links", "buffer_pkts"), ("summary", "events"), ("summary", "controller"), ("summary", "controller_interval_ms"),
-                ("summary", "topology_links")},
-               ("buffer policies (issue 16): links.buffer_pkts is the buffer the run starts with, after a policy's "
-                "time-0 step (the schedule reference: 5, was the configured 50); an adaptive policy's interval may "
-                "not be below sample_interval_s, so the schedule reference calls it every 100 ms instead of 50 "
-                "(the same steps at the same times; fewer events); a parking-lot link's config gains its buffer_policy; the flat policy defaults to fixed, not NULL")),
+    "0.3.0": (
+        _UTILIZATION,
+        (
+            "utilization is busy time over elapsed time: a transmission straddling the end "
+            "of warm-up or of a sample is split, so no interval exceeds 1 (issue 13, D7)"
+        ),
+    ),
+    "0.8.0": (
+        _FLOW_COUNTS | _LINK_COUNTS | _SUMMARY_COUNTS | _SERIES_COUNTS | _TRACE,
+        (
+            "ns-2's DropTail limit (buffer_pkts counts the packet in service: B - 1 wait) and RFC 6298's RTO "
+            "(the minimum applies before the backoff), both as ns-2 2.35 does (issue 14: ABS Fig. 1 at 8 "
+            "packets)"
+        ),
+    ),
+    "0.9.0": (
+        _FLOW_COUNTS | _LINK_COUNTS | _SUMMARY_COUNTS | _SERIES_COUNTS | _TRACE,
+        (
+            "a packet arriving at a topology link at the instant its transmission ends meets the queue before "
+            "the departure, as ns-2's event order gives (issue 14: two Reno flows at 8 packets locked one out); "
+            "the Linux laws grow only on an ACK before which the window was full (tcp_is_cwnd_limited)"
+        ),
+    ),
+    "0.13.0": (
+        {
+            ("links", "buffer_pkts"),
+            ("summary", "events"),
+            ("summary", "controller"),
+            ("summary", "controller_interval_ms"),
+            ("summary", "topology_links"),
+        },
+        (
+            "buffer policies (issue 16): links.buffer_pkts is the buffer the run starts with, after a policy's "
+            "time-0 step (the schedule reference: 5, was the configured 50); an adaptive policy's interval may "
+            "not be below sample_interval_s, so the schedule reference calls it every 100 ms instead of 50 "
+            "(the same steps at the same times; fewer events); a parking-lot link's config gains its "
+            "buffer_policy; the flat policy defaults to fixed, not NULL"
+        ),
+    ),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""
@@ -151,7 +353,7 @@ controller_* are `buffer_policy`): an earlier capture's column is compared with 
 def _renamed(table: str, column: str) -> str:
     for (t, old), new in RENAMED_PREFIXES.items():
         if t == table and column.startswith(old):
-            return new + column[len(old):]
+            return new + column[len(old) :]
     return column
 
 
@@ -161,8 +363,9 @@ def _key(version: str) -> tuple[int, ...]:
 
 def changed_since(version: str) -> set[tuple[str, str]]:
     """The columns some version after `version` (up to the current one) changed on purpose."""
-    return {c for v, (cols, _) in CHANGED_IN.items()
-            if _key(version) < _key(v) <= _key(sim.ENGINE_VERSION) for c in cols}
+    return {
+        c for v, (cols, _) in CHANGED_IN.items() if _key(version) < _key(v) <= _key(sim.ENGINE_VERSION) for c in cols
+    }
 
 
 def _enc(v: Any) -> bytes:
@@ -190,9 +393,13 @@ def column_digest(values: list) -> str:
 def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
     """Every output table as columns (the summary without its wall-clock metrics and version)."""
     skip = set(WALL_CLOCK_METRICS) | {"engine_version"}
-    tables = {"summary": {k: v for k, v in res.summary.to_pydict().items() if k not in skip},
-              "timeseries": res.timeseries.to_pydict(), "flows": res.flows.to_pydict(), "links": res.links.to_pydict(),
-              "classes": res.classes.to_pydict()}
+    tables = {
+        "summary": {k: v for k, v in res.summary.to_pydict().items() if k not in skip},
+        "timeseries": res.timeseries.to_pydict(),
+        "flows": res.flows.to_pydict(),
+        "links": res.links.to_pydict(),
+        "classes": res.classes.to_pydict(),
+    }
     if res.trace is not None:
         tables["trace"] = res.trace.to_pydict()
     return tables
@@ -200,10 +407,17 @@ def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
 
 def fingerprint(res: sim.SimResult) -> dict[str, Any]:
     """Per-column digests of every table, and a digest of each table's schema (names and types)."""
-    tables = {"summary": res.summary, "timeseries": res.timeseries, "flows": res.flows, "links": res.links,
-              "classes": res.classes, "trace": res.trace}
-    schema = {name: column_digest([f"{f.name}:{f.type}" for f in t.schema]) for name, t in tables.items()
-              if t is not None}
+    tables = {
+        "summary": res.summary,
+        "timeseries": res.timeseries,
+        "flows": res.flows,
+        "links": res.links,
+        "classes": res.classes,
+        "trace": res.trace,
+    }
+    schema = {
+        name: column_digest([f"{f.name}:{f.type}" for f in t.schema]) for name, t in tables.items() if t is not None
+    }
     cols = {t: {c: column_digest(v) for c, v in cs.items()} for t, cs in outputs(res).items()}
     return {"schema": schema, "tables": cols}
 
@@ -251,9 +465,13 @@ def test_the_listed_changes_did_change_something(results):
             continue
         before = versions[versions.index(v) - 1]
         old = _stored()["versions"][before]["configs"]
-        differs = {(t, c) for name, cap in old.items()
-                   for t, c_d in legacy_view(results[name], cap["tables"], before).items()
-                   for c, d in c_d.items() if d != cap["tables"][t][c]}
+        differs = {
+            (t, c)
+            for name, cap in old.items()
+            for t, c_d in legacy_view(results[name], cap["tables"], before).items()
+            for c, d in c_d.items()
+            if d != cap["tables"][t][c]
+        }
         assert cols & differs, f"{v} lists {sorted(cols)} as changed ({why}) but none differs from {before}"
 
 
@@ -261,27 +479,39 @@ def test_fingerprints_match_the_engine_version(results):
     versions = _stored()["versions"]
     assert sim.ENGINE_VERSION in versions, (
         f"no fingerprints for ENGINE_VERSION {sim.ENGINE_VERSION}: record them with "
-        "`python -m tests.sim.test_fingerprints --record`")
+        "`python -m tests.sim.test_fingerprints --record`"
+    )
     stored = versions[sim.ENGINE_VERSION]["configs"]
     assert set(stored) == set(REFERENCE), "reference configs and stored fingerprints differ: record them"
     for name, res in results.items():
         now = fingerprint(res)
-        changed = [f"{t}.{c}" for t, cols in stored[name]["tables"].items() for c, d in cols.items()
-                   if now["tables"].get(t, {}).get(c) != d]
+        changed = [
+            f"{t}.{c}"
+            for t, cols in stored[name]["tables"].items()
+            for c, d in cols.items()
+            if now["tables"].get(t, {}).get(c) != d
+        ]
         changed += [f"{t} (schema)" for t, d in stored[name]["schema"].items() if now["schema"].get(t) != d]
-        changed += [f"{t}.{c} (new)" for t, cols in now["tables"].items() for c in cols
-                    if c not in stored[name]["tables"].get(t, {})]
+        changed += [
+            f"{t}.{c} (new)"
+            for t, cols in now["tables"].items()
+            for c in cols
+            if c not in stored[name]["tables"].get(t, {})
+        ]
         assert not changed, (
             f"{name}: results changed without an ENGINE_VERSION bump ({', '.join(changed[:8])}). If the change is "
             "intended, bump the version in sim/Cargo.toml (run_ids and caches key on it) and record new "
-            "fingerprints with `python -m tests.sim.test_fingerprints --record`.")
+            "fingerprints with `python -m tests.sim.test_fingerprints --record`."
+        )
 
 
 def test_a_changed_result_is_caught(results):
     """The check above can fail: a different seed changes the digests."""
     other = sim.run(**{**REFERENCE["reno"], "seed": 2})
-    assert fingerprint(other)["tables"]["summary"]["utilization"] != \
-        fingerprint(results["reno"])["tables"]["summary"]["utilization"]
+    assert (
+        fingerprint(other)["tables"]["summary"]["utilization"]
+        != fingerprint(results["reno"])["tables"]["summary"]["utilization"]
+    )
 
 
 def record() -> None:
@@ -291,8 +521,10 @@ def record() -> None:
     if sim.ENGINE_VERSION in versions and versions[sim.ENGINE_VERSION]["configs"] != new:
         old = versions[sim.ENGINE_VERSION]["configs"]
         if set(old) == set(new) or "--force" not in sys.argv:
-            sys.exit(f"fingerprints of {sim.ENGINE_VERSION} exist and differ: bump ENGINE_VERSION first "
-                     "(or pass --force after adding a reference config)")
+            sys.exit(
+                f"fingerprints of {sim.ENGINE_VERSION} exist and differ: bump ENGINE_VERSION first "
+                "(or pass --force after adding a reference config)"
+            )
     versions[sim.ENGINE_VERSION] = {"configs": new}
     FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"recorded {len(new)} configs for {sim.ENGINE_VERSION} in {FILE}")

@@ -36,7 +36,9 @@ def test_ctrl_c_stops_a_run():
         proc.kill()
         proc.wait()
         parent = signal.pthread_sigmask(signal.SIG_BLOCK, set())
-        raise AssertionError(f"no exit 30 s after SIGINT; parent's blocked signals {parent}; child: "
-                             + "; ".join(line for line in status.splitlines() if line.startswith(("State", "Sig")))) from None
+        raise AssertionError(
+            f"no exit 30 s after SIGINT; parent's blocked signals {parent}; child: "
+            + "; ".join(line for line in status.splitlines() if line.startswith(("State", "Sig")))
+        ) from None
     assert proc.returncode == 3, out
     assert float(out.split()[-1]) < 5  # it did not run the 100,000 simulated seconds

@@ -13,8 +13,19 @@ import pytest
 import sim
 
 MIX = "reno:10,highspeed:10,scalable:10,htcp:10,westwood:10"
-CFG = dict(tcp="reno", tcp_mix=MIX, flows=50, core_mbps=100, rtt_ms=50, rtt_spread_ms=20, pkt_bytes=1500,
-           buffer_pkts=100, wmax_pkts=100000, duration_s=30, warmup_s=10)
+CFG = dict(
+    tcp="reno",
+    tcp_mix=MIX,
+    flows=50,
+    core_mbps=100,
+    rtt_ms=50,
+    rtt_spread_ms=20,
+    pkt_bytes=1500,
+    buffer_pkts=100,
+    wmax_pkts=100000,
+    duration_s=30,
+    warmup_s=10,
+)
 
 SCRIPT = f"""
 import hashlib, json, sim
@@ -42,16 +53,21 @@ def test_groups_are_stored_and_packets_conserved():
 
 
 def test_a_mix_is_bit_identical_across_processes():
-    digests = [subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True).stdout
-               for _ in range(2)]
+    digests = [
+        subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
     assert json.loads(digests[0]) == json.loads(digests[1])
 
 
-@pytest.mark.parametrize("mix, message", [
-    ("reno:10,scalable:9", "tcp_mix: counts add up to 19, but flows is 20"),
-    ("reno:10,vegas:10", 'tcp_mix: group "vegas": unknown tcp "vegas"; allowed: reno, newreno, sack'),
-    ("reno", "tcp_mix: group \"reno\" must be name:count"),
-])
+@pytest.mark.parametrize(
+    "mix, message",
+    [
+        ("reno:10,scalable:9", "tcp_mix: counts add up to 19, but flows is 20"),
+        ("reno:10,vegas:10", 'tcp_mix: group "vegas": unknown tcp "vegas"; allowed: reno, newreno, sack'),
+        ("reno", 'tcp_mix: group "reno" must be name:count'),
+    ],
+)
 def test_a_bad_mix_names_the_key(mix, message):
     with pytest.raises(ValueError) as e:
         sim.run(sim.SimConfig(tcp_mix=mix, flows=20))

@@ -20,8 +20,17 @@ ABS_FIG9 = {"name": "parking_lot", "links": [{"rate_mbps": 50}, {"rate_mbps": 20
 
 
 def run(seed=1, **kw):
-    fields = dict(tcp="newreno", flows=K, rtts_ms=RTTS * 3, wmax_pkts=1000, duration_s=60, warmup_s=15,
-                  buffer_pkts=50, seed=seed, topology=ABS_FIG9)
+    fields = dict(
+        tcp="newreno",
+        flows=K,
+        rtts_ms=RTTS * 3,
+        wmax_pkts=1000,
+        duration_s=60,
+        warmup_s=15,
+        buffer_pkts=50,
+        seed=seed,
+        topology=ABS_FIG9,
+    )
     fields.update(kw)
     return sim.run(**fields)
 
@@ -61,8 +70,9 @@ def test_each_link_reports_its_own_utilization_and_loss(fig9):
 def test_through_flows_get_less_than_single_link_flows_of_the_same_rtt(seed):
     f = run(seed=seed, duration_s=100, warmup_s=20).flows.to_pydict()
     by_route = {r: [g for g, rr in zip(f["goodput_mbps"], f["route_id"]) if rr == r] for r in (0, 1, 2)}
-    assert [sorted(set(rt for rt, rr in zip(f["rtt_ms"], f["route_id"]) if rr == r)) for r in (1, 2)] == \
-        [sorted(RTTS)] * 2
+    assert [sorted(set(rt for rt, rr in zip(f["rtt_ms"], f["route_id"]) if rr == r)) for r in (1, 2)] == [
+        sorted(RTTS)
+    ] * 2
     single, through = sum(by_route[1]) / K, sum(by_route[2]) / K
     assert through < 0.95 * single, (single, through)
 
@@ -71,15 +81,34 @@ def test_the_delay_between_the_links_is_where_it_is():
     """A through flow's packet reaches link 1 exactly link 0's transmission plus propagation after
     leaving link 0's queue; and a lone flow's window still takes one RTT (link delays are part of
     its RTT, not added to it)."""
-    topo = {"name": "parking_lot", "links": [{"rate_mbps": 50, "delay_ms": 7}, {"rate_mbps": 20, "delay_ms": 13}],
-            "routes": [{"links": [0, 1]}]}
-    res = sim.run(tcp="newreno", flows=1, wmax_pkts=10, rtt_ms=100, buffer_pkts=100, duration_s=20, warmup_s=5,
-                  topology=topo, trace_max_events=400, trace_start_s=0.0)
+    topo = {
+        "name": "parking_lot",
+        "links": [{"rate_mbps": 50, "delay_ms": 7}, {"rate_mbps": 20, "delay_ms": 13}],
+        "routes": [{"links": [0, 1]}],
+    }
+    res = sim.run(
+        tcp="newreno",
+        flows=1,
+        wmax_pkts=10,
+        rtt_ms=100,
+        buffer_pkts=100,
+        duration_s=20,
+        warmup_s=5,
+        topology=topo,
+        trace_max_events=400,
+        trace_start_s=0.0,
+    )
     tr = res.trace.to_pydict()
-    left0 = {s: t for t, e, s, link in zip(tr["time_s"], tr["event"], tr["seq"], tr["link_id"])
-             if e == "dequeue" and link == 0}
-    reached1 = {s: t for t, e, s, link in zip(tr["time_s"], tr["event"], tr["seq"], tr["link_id"])
-                if e == "enqueue" and link == 1}
+    left0 = {
+        s: t
+        for t, e, s, link in zip(tr["time_s"], tr["event"], tr["seq"], tr["link_id"])
+        if e == "dequeue" and link == 0
+    }
+    reached1 = {
+        s: t
+        for t, e, s, link in zip(tr["time_s"], tr["event"], tr["seq"], tr["link_id"])
+        if e == "enqueue" and link == 1
+    }
     common = sorted(set(left0) & set(reached1))
     assert len(common) > 20
     for s in common:

@@ -13,8 +13,17 @@ import pytest
 import sim
 from analysis import rules
 
-FIG2 = dict(flows=20, core_mbps=10, rtt_ms=90, rtt_spread_ms=120, pkt_bytes=1000, wmax_pkts=100_000,
-            buffer_pkts=100, duration_s=400, warmup_s=200)
+FIG2 = dict(
+    flows=20,
+    core_mbps=10,
+    rtt_ms=90,
+    rtt_spread_ms=120,
+    pkt_bytes=1000,
+    wmax_pkts=100_000,
+    buffer_pkts=100,
+    duration_s=400,
+    warmup_s=200,
+)
 SHORT = dict(flows=16, core_mbps=16, rtt_ms=60, wmax_pkts=64, duration_s=4, warmup_s=1)
 
 
@@ -22,13 +31,19 @@ def resolved(**kw) -> float:
     return sim.run(**{**SHORT, **kw}).links.to_pylist()[0]["buffer_pkts"]
 
 
-@pytest.mark.parametrize("policy, rule, factor", [
-    ("bdp", "bdp", 1.0), ({"name": "stanford", "factor": 2.0}, "stanford", 2.0), ("stanford", "stanford", 1.0),
-    ("enachescu", "enachescu", 1.0),
-])
+@pytest.mark.parametrize(
+    "policy, rule, factor",
+    [
+        ("bdp", "bdp", 1.0),
+        ({"name": "stanford", "factor": 2.0}, "stanford", 2.0),
+        ("stanford", "stanford", 1.0),
+        ("enachescu", "enachescu", 1.0),
+    ],
+)
 def test_static_rules_equal_the_sweep_level_rules_with_equal_rtts(policy, rule, factor):
-    want = rules.resolve_buffer_pkts(rule, factor, buffer_pkts=0, core_mbps=16, rtt_ms=60, flows=16, wmax_pkts=64,
-                                     pkt_bytes=1000)
+    want = rules.resolve_buffer_pkts(
+        rule, factor, buffer_pkts=0, core_mbps=16, rtt_ms=60, flows=16, wmax_pkts=64, pkt_bytes=1000
+    )
     assert resolved(buffer_policy=policy) == want
 
 
@@ -46,6 +61,7 @@ def test_bscl_is_the_larger_of_eqs_17_and_18():
         bdp = rules.bdp_pkts(mbps, 60)
         p = 1 - (1 - 1 / n) ** (alpha * n)
         return max((p * bdp - 2 * n * (1 - p)) / (2 - p), 0.87 / math.sqrt(p_star) * n - bdp)
+
     assert resolved(buffer_policy="bscl") == round(bscl(16, 16))  # eq. 17 binds
     assert resolved(buffer_policy="bscl", core_mbps=2) == round(bscl(16, 2))  # eq. 18 binds
     assert bscl(16, 2) > rules.bdp_pkts(2, 60)
@@ -55,7 +71,7 @@ def test_each_parking_lot_link_takes_its_own_policy_or_the_flat_one():
     topo = dict(name="parking_lot", links=[dict(), dict(buffer_policy=dict(name="adt", interval_ms=200, gain=10))])
     res = sim.run(flows=5, buffer_policy="bdp", topology=topo, rtt_ms=100, duration_s=3, warmup_s=1)
     links = res.links.to_pylist()
-    assert [l["buffer_policy"] for l in links] == ["bdp", "adt"]
+    assert [link["buffer_policy"] for link in links] == ["bdp", "adt"]
     assert links[0]["buffer_pkts"] == round(rules.bdp_pkts(100, 100))
     ctl = res.control.to_pylist()
     assert {r["link_id"] for r in ctl} == {1} and len(ctl) == 15  # 3 s / 200 ms
@@ -76,15 +92,18 @@ def test_the_control_table_records_abs_state_every_interval():
 
 @pytest.mark.parametrize("train", [False, True])
 def test_abs_holds_the_loss_target_where_it_binds(train):
-    ctl = dict(name="abs", interval_ms=200, target_util=0.95, target_loss=0.005, gain_util=3000, gain_loss=3000,
-               train=train)
+    ctl = dict(
+        name="abs", interval_ms=200, target_util=0.95, target_loss=0.005, gain_util=3000, gain_loss=3000, train=train
+    )
     m = sim.run(**FIG2, buffer_policy=ctl).metrics()
     assert m["utilization"] >= 0.95
     assert m["loss_rate"] == pytest.approx(0.005, abs=0.001), m["loss_rate"]
 
 
 def test_the_memory_schedule_caps_the_buffer():
-    ctl = dict(name="abs", interval_ms=200, target_util=0.95, target_loss=0.001, memory_schedule=[(0.0, 80), (200.0, 40)])
+    ctl = dict(
+        name="abs", interval_ms=200, target_util=0.95, target_loss=0.001, memory_schedule=[(0.0, 80), (200.0, 40)]
+    )
     res = sim.run(**{**FIG2, "duration_s": 300}, buffer_policy=ctl)
     ctl_rows = res.control.to_pylist()
     assert max(r["buffer_pkts"] for r in ctl_rows if r["time_s"] < 199.9) == 80  # it binds
@@ -95,8 +114,9 @@ def test_the_memory_schedule_caps_the_buffer():
 
 def test_adt_raises_the_buffer_until_utilization_reaches_its_target():
     # u is ABS's input rate over capacity (arrivals, dropped ones included), not departures.
-    m = sim.run(**{**FIG2, "buffer_pkts": 2}, buffer_policy=dict(name="adt", interval_ms=200, target_util=0.9,
-                                                                  gain=50)).metrics()
+    m = sim.run(
+        **{**FIG2, "buffer_pkts": 2}, buffer_policy=dict(name="adt", interval_ms=200, target_util=0.9, gain=50)
+    ).metrics()
     input_util = m["bottleneck_arrivals"] * FIG2["pkt_bytes"] * 8 / (FIG2["core_mbps"] * 1e6 * m["measured_s"])
     assert input_util == pytest.approx(0.9, abs=0.02), input_util
     assert m["utilization"] < input_util
@@ -112,31 +132,47 @@ def test_adt_measuring_departures_reaches_its_target_in_departures():
 def test_undamped_utilization_control_diverges_on_a_non_bottleneck_link():
     # Link 1 (100 Mb/s) follows a 10 Mb/s link 0: its utilization stays near 10% < u*, nothing is lost.
     def final_buffer(name: str) -> float:
-        topo = dict(name="parking_lot", routes=[dict(links=[0, 1])],
-                    links=[dict(rate_mbps=10), dict(rate_mbps=100, buffer_policy=dict(name=name, interval_ms=200))])
+        topo = dict(
+            name="parking_lot",
+            routes=[dict(links=[0, 1])],
+            links=[dict(rate_mbps=10), dict(rate_mbps=100, buffer_policy=dict(name=name, interval_ms=200))],
+        )
         res = sim.run(flows=10, buffer_pkts=50, topology=topo, rtt_ms=100, duration_s=60, warmup_s=10)
         return res.control.to_pylist()[-1]["buffer_pkts"]
+
     assert final_buffer("abs_u_undamped") > 10_000
     assert final_buffer("abs") < 1_000
 
 
-@pytest.mark.parametrize("fields, message", [
-    (dict(buffer_policy="abs9000"), "buffer_policy: unknown buffer_policy \"abs9000\"; allowed: fixed, bdp, "),
-    (dict(buffer_policy=dict(name="abs", target_util=1.5)), "buffer_policy.target_util: must be in (0, 1], got 1.5"),
-    (dict(buffer_policy=dict(name="abs", target_util=0.0)), "buffer_policy.target_util: must be in (0, 1], got 0"),
-    (dict(buffer_policy=dict(name="abs", target_loss=1.0)), "buffer_policy.target_loss: must be in [0, 1), got 1"),
-    (dict(buffer_policy=dict(name="abs", gain_loss=-1.0)), "buffer_policy.gain_loss: must be"),
-    (dict(buffer_policy=dict(name="adt", gain=-5.0)), "buffer_policy.gain: must be"),
-    (dict(buffer_policy=dict(name="abs", interval_ms=20)),
-     "buffer_policy.interval_ms: must be >= sample_interval_s (100 ms"),
-    (dict(buffer_policy=dict(name="abs_u_undamped", memory_schedule=[(0.0, -1)])),
-     "buffer_policy.memory_schedule.0.pkts: must be"),
-    (dict(buffer_policy=dict(name="adt", util_measure="output")), "buffer_policy.util_measure: unknown value"),
-    (dict(buffer_policy=dict(name="bscl", target_loss=0.0)), "buffer_policy.target_loss: must be in (0, 1)"),
-    (dict(topology=dict(name="parking_lot", links=[{}, dict(buffer_policy=dict(name="abs", target_util=2))])),
-     "topology.links.1.buffer_policy.target_util: must be in (0, 1]"),
-    (dict(controller="abs"), "controller: unknown key; it is buffer_policy now"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (dict(buffer_policy="abs9000"), 'buffer_policy: unknown buffer_policy "abs9000"; allowed: fixed, bdp, '),
+        (
+            dict(buffer_policy=dict(name="abs", target_util=1.5)),
+            "buffer_policy.target_util: must be in (0, 1], got 1.5",
+        ),
+        (dict(buffer_policy=dict(name="abs", target_util=0.0)), "buffer_policy.target_util: must be in (0, 1], got 0"),
+        (dict(buffer_policy=dict(name="abs", target_loss=1.0)), "buffer_policy.target_loss: must be in [0, 1), got 1"),
+        (dict(buffer_policy=dict(name="abs", gain_loss=-1.0)), "buffer_policy.gain_loss: must be"),
+        (dict(buffer_policy=dict(name="adt", gain=-5.0)), "buffer_policy.gain: must be"),
+        (
+            dict(buffer_policy=dict(name="abs", interval_ms=20)),
+            "buffer_policy.interval_ms: must be >= sample_interval_s (100 ms",
+        ),
+        (
+            dict(buffer_policy=dict(name="abs_u_undamped", memory_schedule=[(0.0, -1)])),
+            "buffer_policy.memory_schedule.0.pkts: must be",
+        ),
+        (dict(buffer_policy=dict(name="adt", util_measure="output")), "buffer_policy.util_measure: unknown value"),
+        (dict(buffer_policy=dict(name="bscl", target_loss=0.0)), "buffer_policy.target_loss: must be in (0, 1)"),
+        (
+            dict(topology=dict(name="parking_lot", links=[{}, dict(buffer_policy=dict(name="abs", target_util=2))])),
+            "topology.links.1.buffer_policy.target_util: must be in (0, 1]",
+        ),
+        (dict(controller="abs"), "controller: unknown key; it is buffer_policy now"),
+    ],
+)
 def test_bad_policy_settings_name_the_key(fields, message):
     with pytest.raises(ValueError) as e:
         sim.SimConfig.from_fields(**fields)

@@ -28,8 +28,14 @@ def test_poisson_loss_matches_md1k(rho, buffer_pkts):
     pkts = min(max(4000 / expected, 2e6), 6e7) if expected > 1e-9 else 2e7
     duration = pkts / (rho * PKTS_PER_S)
     m = sim.run(
-        flows=0, poisson_mbps=rho * CORE_MBPS, core_mbps=CORE_MBPS, pkt_bytes=PKT_BYTES,
-        buffer_pkts=buffer_pkts, duration_s=duration + 1.0, warmup_s=1.0, seed=7,
+        flows=0,
+        poisson_mbps=rho * CORE_MBPS,
+        core_mbps=CORE_MBPS,
+        pkt_bytes=PKT_BYTES,
+        buffer_pkts=buffer_pkts,
+        duration_s=duration + 1.0,
+        warmup_s=1.0,
+        seed=7,
     ).metrics()
     arrivals = m["bottleneck_arrivals"]
     drops = m["bottleneck_drops"]

@@ -9,8 +9,17 @@ import sim
 def test_uncongested_short_flows_take_slow_start_rounds():
     # 14 packets from an initial window of 2 take three rounds (2 + 4 + 8): the last packet
     # reaches the receiver 2.5 RTTs after the first left, plus a few transmission times.
-    res = sim.run(tcp="reno", flows=0, short_mbps=10, short_flow_pkts=14, core_mbps=100, buffer_pkts=10_000,
-                  rtt_ms=100, duration_s=60, warmup_s=10)
+    res = sim.run(
+        tcp="reno",
+        flows=0,
+        short_mbps=10,
+        short_flow_pkts=14,
+        core_mbps=100,
+        buffer_pkts=10_000,
+        rtt_ms=100,
+        duration_s=60,
+        warmup_s=10,
+    )
     m = res.metrics()
     assert m["loss_rate"] == 0
     assert 250 <= m["short_afct_ms"] <= 256
@@ -23,8 +32,8 @@ def test_uncongested_short_flows_take_slow_start_rounds():
 
 
 def test_a_larger_first_window_saves_a_round():
-    base = dict(flows=0, short_mbps=10, core_mbps=100, buffer_pkts=10_000, rtt_ms=100,
-                duration_s=30, warmup_s=5)
+    base = dict(flows=0, short_mbps=10, core_mbps=100, buffer_pkts=10_000, rtt_ms=100, duration_s=30, warmup_s=5)
+
     def afct(init_cwnd_pkts):
         return sim.run(**base, tcp={"cc": "newreno", "init_cwnd_pkts": init_cwnd_pkts}).metrics()["short_afct_ms"]
 
@@ -38,8 +47,19 @@ def test_a_larger_first_window_saves_a_round():
 @pytest.mark.parametrize("tcp", sim.VARIANTS)
 def test_short_flows_beside_congested_long_flows(tcp):
     # A small buffer: losses, timeouts and reused connection slots, for every variant.
-    kw = dict(tcp=tcp, flows=20, short_mbps=5, core_mbps=20, buffer_pkts=8, rtt_ms=60, rtt_spread_ms=40,
-              wmax_pkts=1000, duration_s=40, warmup_s=5, seed=3)
+    kw = dict(
+        tcp=tcp,
+        flows=20,
+        short_mbps=5,
+        core_mbps=20,
+        buffer_pkts=8,
+        rtt_ms=60,
+        rtt_spread_ms=40,
+        wmax_pkts=1000,
+        duration_s=40,
+        warmup_s=5,
+        seed=3,
+    )
     res = sim.run(**kw)
     m = res.metrics()
     assert m["loss_rate"] > 0.005
@@ -53,13 +73,13 @@ def test_short_flows_beside_congested_long_flows(tcp):
     for s, d, x, q in zip(f["sent_pkts"], f["delivered_pkts"], f["dropped_pkts"], f["in_flight_pkts"]):
         assert s == d + x + q
     again = sim.run(**kw).metrics()
-    assert {k: v for k, v in again.items() if k not in ("wall_s", "events_per_s", "pkts_per_s")} == \
-        {k: v for k, v in m.items() if k not in ("wall_s", "events_per_s", "pkts_per_s")}
+    assert {k: v for k, v in again.items() if k not in ("wall_s", "events_per_s", "pkts_per_s")} == {
+        k: v for k, v in m.items() if k not in ("wall_s", "events_per_s", "pkts_per_s")
+    }
 
 
 def test_short_flows_take_bandwidth_from_long_ones():
-    kw = dict(tcp="reno", flows=10, core_mbps=20, buffer_pkts=50, rtt_ms=60, wmax_pkts=1000, duration_s=40,
-              warmup_s=10)
+    kw = dict(tcp="reno", flows=10, core_mbps=20, buffer_pkts=50, rtt_ms=60, wmax_pkts=1000, duration_s=40, warmup_s=10)
     alone = sim.run(**kw).metrics()["goodput_mbps"]
     mixed = sim.run(**kw, short_mbps=4).metrics()["goodput_mbps"]
     assert alone > 18

@@ -35,8 +35,16 @@ def test_web_objects_and_pages_follow_their_laws_over_1000_seconds():
     # ABS's web model: Pareto objects (mean 10 KB, shape 1.2), 1-5 objects per page. 100-byte
     # packets make the sizes fine-grained enough to compare quantiles within 5%. The sample mean
     # of a shape-1.2 law converges as n^(-1/6), so the median and the 99th percentile are checked.
-    res = sim.run(flows=0, core_mbps=100, rtt_ms=50, pkt_bytes=100, buffer_pkts=1000, duration_s=1000, warmup_s=10,
-                  traffic=[{"kind": "http", "sessions": 30}])
+    res = sim.run(
+        flows=0,
+        core_mbps=100,
+        rtt_ms=50,
+        pkt_bytes=100,
+        buffer_pkts=1000,
+        duration_s=1000,
+        warmup_s=10,
+        traffic=[{"kind": "http", "sessions": 30}],
+    )
     web = classes(res)["http"]
     assert web["flows"] > 40_000, web
     for q, col in ((0.5, "size_p50_pkts"), (0.99, "size_p99_pkts")):
@@ -49,17 +57,33 @@ def test_web_objects_and_pages_follow_their_laws_over_1000_seconds():
 def test_pareto_arrivals_offer_their_load_within_5_percent():
     # Shape 2.5 (finite variance): over 1000 s the offered load is within 1% of its setting in
     # expectation, so 5% is a real check.
-    res = sim.run(flows=0, core_mbps=100, rtt_ms=50, buffer_pkts=1000, duration_s=1000, warmup_s=10,
-                  traffic=[{"kind": "pareto", "load_mbps": 5, "mean_bytes": 50_000, "shape": 2.5}])
+    res = sim.run(
+        flows=0,
+        core_mbps=100,
+        rtt_ms=50,
+        buffer_pkts=1000,
+        duration_s=1000,
+        warmup_s=10,
+        traffic=[{"kind": "pareto", "load_mbps": 5, "mean_bytes": 50_000, "shape": 2.5}],
+    )
     p = classes(res)["pareto"]
     assert p["offered_mbps"] == pytest.approx(5.0, rel=0.05), p
     assert p["size_p50_pkts"] == pytest.approx(pareto_quantile_pkts(0.5, 50_000, 2.5, 1000), rel=0.05), p
 
 
 def test_udp_streams_send_at_their_rate():
-    res = sim.run(flows=0, core_mbps=10, rtt_ms=50, buffer_pkts=100, duration_s=100, warmup_s=10,
-                  traffic=[{"kind": "udp", "flows": 20, "rate_mbps": 0.1},
-                           {"kind": "udp", "flows": 5, "rate_mbps": 0.2, "pattern": "poisson", "pkt_bytes": 200}])
+    res = sim.run(
+        flows=0,
+        core_mbps=10,
+        rtt_ms=50,
+        buffer_pkts=100,
+        duration_s=100,
+        warmup_s=10,
+        traffic=[
+            {"kind": "udp", "flows": 20, "rate_mbps": 0.1},
+            {"kind": "udp", "flows": 5, "rate_mbps": 0.2, "pattern": "poisson", "pkt_bytes": 200},
+        ],
+    )
     u = classes(res)["udp"]
     assert u["flows"] == 25
     assert u["offered_mbps"] == pytest.approx(3.0, rel=0.02), u
@@ -120,19 +144,27 @@ print(json.dumps({t: hashlib.sha256(str(x.to_pylist()).encode()).hexdigest() for
 
 @pytest.mark.parametrize("name", [m for m, _ in MIXES])
 def test_abs_mixes_are_bit_identical_across_processes(name):
-    digests = [subprocess.run([sys.executable, "-c", SCRIPT, name], capture_output=True, text=True, check=True).stdout
-               for _ in range(2)]
+    digests = [
+        subprocess.run([sys.executable, "-c", SCRIPT, name], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
     assert json.loads(digests[0]) == json.loads(digests[1])
 
 
-@pytest.mark.parametrize("group, message", [
-    ({"kind": "pareto", "shape": 1.0}, "traffic.0.shape: must be > 1 (a Pareto law of shape <= 1 has an infinite mean)"),
-    ({"kind": "udp", "rate_mbps": -0.1}, "traffic.0.rate_mbps: must be > 0"),
-    ({"kind": "bulk", "schedule": []}, "traffic.0.schedule: must list at least one (time_s, active_flows) step"),
-    ({"kind": "udp", "route": [0, 3]}, "traffic.0.route: link 3 does not exist; the links are 0"),
-    ({"kind": "http", "sessions": 0}, "traffic.0.sessions: must be an integer in [1, 100000000], got 0"),
-    ({"kind": "ftp"}, 'traffic.0.kind: unknown traffic "ftp"; allowed: bulk, http, pareto, udp'),
-])
+@pytest.mark.parametrize(
+    "group, message",
+    [
+        (
+            {"kind": "pareto", "shape": 1.0},
+            "traffic.0.shape: must be > 1 (a Pareto law of shape <= 1 has an infinite mean)",
+        ),
+        ({"kind": "udp", "rate_mbps": -0.1}, "traffic.0.rate_mbps: must be > 0"),
+        ({"kind": "bulk", "schedule": []}, "traffic.0.schedule: must list at least one (time_s, active_flows) step"),
+        ({"kind": "udp", "route": [0, 3]}, "traffic.0.route: link 3 does not exist; the links are 0"),
+        ({"kind": "http", "sessions": 0}, "traffic.0.sessions: must be an integer in [1, 100000000], got 0"),
+        ({"kind": "ftp"}, 'traffic.0.kind: unknown traffic "ftp"; allowed: bulk, http, pareto, udp'),
+    ],
+)
 def test_bad_traffic_names_the_key_in_one_line(group, message):
     with pytest.raises(ValueError) as e:
         sim.SimConfig(traffic=[group])

@@ -10,11 +10,18 @@ import pyarrow.dataset as ds
 from tests.conftest import ROOT
 
 
-def sweep(tmp: Path, *args: str, timeout: float = 300, ray_address: str | None = None,
-          results_dir: Path | None = None) -> subprocess.CompletedProcess:
+def sweep(
+    tmp: Path, *args: str, timeout: float = 300, ray_address: str | None = None, results_dir: Path | None = None
+) -> subprocess.CompletedProcess:
     """Runs `python -m sweeps` in `tmp`, with results and MLflow under `tmp`."""
-    cmd = [sys.executable, "-m", "sweeps", *args, f"results_dir={results_dir or tmp / 'results'}",
-           f"mlflow.tracking_uri=sqlite:///{tmp / 'mlflow.db'}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweeps",
+        *args,
+        f"results_dir={results_dir or tmp / 'results'}",
+        f"mlflow.tracking_uri=sqlite:///{tmp / 'mlflow.db'}",
+    ]
     if ray_address:
         cmd.append(f"ray.address={ray_address}")
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))

@@ -33,31 +33,35 @@ def test_the_registry_names_every_backend_and_refuses_others():
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():
-    cases = [(dict(poisson_mbps=10.0), "^poisson_mbps: the ns2 backend supports only the default"),
-             (dict(tcp={"cc": "cubic", "recovery": "linux", "c": 0.8, "tick_ms": 1}), "^tcp_c: "),
-             (dict(tcp="cubic"), "^tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies"),
-             (dict(topology="parking_lot", rtt_ms=100), "^topology: the ns2 backend supports only the default"),
-             (dict(tcp="paced"), "^tcp: the ns2 backend supports reno, newreno, sack, cubic, .*, got 'paced'"),
-             (dict(buffer_policy="abs"), "^buffer_policy: the ns2 backend supports only the default"),
-             (dict(seed=0), "^seed: the ns2 backend needs seed >= 1"),
-             (dict(short_mbps=1.0, short_flow_pkts=1), "^short_flow_pkts: the ns2 backend needs >= 2"),
-             (dict(tcp={"cc": "cubic", "recovery": "sack", "tick_ms": 1}), "^tcp_recovery: .*'linux'")]
+    cases = [
+        (dict(poisson_mbps=10.0), "^poisson_mbps: the ns2 backend supports only the default"),
+        (dict(tcp={"cc": "cubic", "recovery": "linux", "c": 0.8, "tick_ms": 1}), "^tcp_c: "),
+        (dict(tcp="cubic"), "^tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies"),
+        (dict(topology="parking_lot", rtt_ms=100), "^topology: the ns2 backend supports only the default"),
+        (dict(tcp="paced"), "^tcp: the ns2 backend supports reno, newreno, sack, cubic, .*, got 'paced'"),
+        (dict(buffer_policy="abs"), "^buffer_policy: the ns2 backend supports only the default"),
+        (dict(seed=0), "^seed: the ns2 backend needs seed >= 1"),
+        (dict(short_mbps=1.0, short_flow_pkts=1), "^short_flow_pkts: the ns2 backend needs >= 2"),
+        (dict(tcp={"cc": "cubic", "recovery": "sack", "tick_ms": 1}), "^tcp_recovery: .*'linux'"),
+    ]
     for fields, message in cases:
         with pytest.raises(ValueError, match=message):
             ns2.check(sim.SimConfig(**fields))
 
 
 def test_ns3_names_the_first_field_it_cannot_mirror():
-    for fields, message in [(dict(tcp="reno"), "^tcp: the ns3 backend supports .*ns-3 has no Reno"),
-                            (dict(tcp="paced"), "^tcp: the ns3 backend supports"),
-                            (dict(tcp="sack", short_mbps=5.0), "^short_mbps: the ns3 backend supports only the"),
-                            (dict(tcp={"cc": "newreno", "recovery": "sack", "max_burst_pkts": 4}),
-                             "^tcp_max_burst_pkts: "),
-                            (dict(tcp="sack", pkt_bytes=50), "^pkt_bytes: the ns3 backend needs > 52")]:
+    for fields, message in [
+        (dict(tcp="reno"), "^tcp: the ns3 backend supports .*ns-3 has no Reno"),
+        (dict(tcp="paced"), "^tcp: the ns3 backend supports"),
+        (dict(tcp="sack", short_mbps=5.0), "^short_mbps: the ns3 backend supports only the"),
+        (dict(tcp={"cc": "newreno", "recovery": "sack", "max_burst_pkts": 4}), "^tcp_max_burst_pkts: "),
+        (dict(tcp="sack", pkt_bytes=50), "^pkt_bytes: the ns3 backend needs > 52"),
+    ]:
         with pytest.raises(ValueError, match=message):
             ns3.check(sim.SimConfig(**fields))
-    ns3.check(sim.SimConfig(tcp={"cc": "newreno", "recovery": "sack", "delayed_ack": True}, flows=30,
-                            access_mbps=1000.0))  # mapped: no error
+    ns3.check(
+        sim.SimConfig(tcp={"cc": "newreno", "recovery": "sack", "delayed_ack": True}, flows=30, access_mbps=1000.0)
+    )  # mapped: no error
 
 
 def test_ns2_script_args_carry_every_mapped_field_and_the_engines_flows():
@@ -95,8 +99,16 @@ held pkts 20
 
 
 def test_records_become_the_engines_tables_with_null_for_what_is_not_measured():
-    cfg = sim.SimConfig(tcp="newreno", flows=2, core_mbps=10.0, pkt_bytes=1000, duration_s=2.0, warmup_s=1.0,
-                        sample_interval_s=1.0, buffer_pkts=30)
+    cfg = sim.SimConfig(
+        tcp="newreno",
+        flows=2,
+        core_mbps=10.0,
+        pkt_bytes=1000,
+        duration_s=2.0,
+        warmup_s=1.0,
+        sample_interval_s=1.0,
+        buffer_pkts=30,
+    )
     res = to_result(cfg, ns2.drawn_flows(cfg), parse_records(RECORDS), wall_s=0.5)
     m = res.metrics
     assert m["utilization"] == pytest.approx(1250 * 8000 / 10e6)  # 1250 departures in the 1-s window
@@ -126,9 +138,22 @@ def test_runs_record_the_backend_its_version_and_a_config_id():
 def test_a_sweep_on_engine_and_ns2_stores_both_and_compare_pairs_them(tmp_path):
     # Acceptance 4: this runs the engine's NewReno and ns-2's on the same flows, so a change to
     # the engine's NewReno that shifts its results fails here; nothing is read from a stored reference.
-    res = sweep(tmp_path, "-m", "backend=engine,ns2", "tcp=newreno", "flows=20", "core_mbps=10", "buffer_pkts=15,40",
-                "rtt_ms=100", "rtt_spread_ms=40", "wmax_pkts=10000", "duration_s=60", "warmup_s=20", "seed=1,2",
-                timeout=600)
+    res = sweep(
+        tmp_path,
+        "-m",
+        "backend=engine,ns2",
+        "tcp=newreno",
+        "flows=20",
+        "core_mbps=10",
+        "buffer_pkts=15,40",
+        "rtt_ms=100",
+        "rtt_spread_ms=40",
+        "wmax_pkts=10000",
+        "duration_s=60",
+        "warmup_s=20",
+        "seed=1,2",
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr
     from analysis.compare import compare
     from analysis.db import connect
@@ -144,8 +169,10 @@ def test_a_sweep_on_engine_and_ns2_stores_both_and_compare_pairs_them(tmp_path):
     assert all(0.5 < r["ns2"] <= 1 and abs(r["ns2 - engine"]) < 0.03 for r in cmp.rows), cmp.rows
     assert cmp.disagreeing() == []
     # The detail tables hold ns-2's runs too, in the engine's schema.
-    per = dict(con.execute("""SELECT r.backend, count(*) FROM timeseries t JOIN runs r USING (run_id, exec_id)
-                              GROUP BY 1""").fetchall())
+    per = dict(
+        con.execute("""SELECT r.backend, count(*) FROM timeseries t JOIN runs r USING (run_id, exec_id)
+                              GROUP BY 1""").fetchall()
+    )
     assert per["engine"] == per["ns2"] == 4 * 600
     flows = con.execute("""SELECT avg(f.goodput_mbps) FILTER (WHERE r.backend = 'ns2'),
                                   avg(f.goodput_mbps) FILTER (WHERE r.backend = 'engine')
@@ -153,8 +180,23 @@ def test_a_sweep_on_engine_and_ns2_stores_both_and_compare_pairs_them(tmp_path):
     assert flows[0] == pytest.approx(flows[1], rel=0.05)
     out = tmp_path / "cmp.png"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cli = subprocess.run([sys.executable, "-m", "analysis", "compare", "--results", str(tmp_path / "results"),
-                          "--by", "buffer_pkts", "--plot", str(out)], capture_output=True, text=True, env=env)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "compare",
+            "--results",
+            str(tmp_path / "results"),
+            "--by",
+            "buffer_pkts",
+            "--plot",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert cli.returncode == 0, cli.stderr
     assert "ns2 vs engine: 2 configs" in cli.stdout and "0 of 2 configs differ by more than 0.015" in cli.stdout
     assert out.read_bytes()[:4] == b"\x89PNG"
@@ -188,8 +230,18 @@ def test_a_missing_ns3_is_refused_with_its_install_command(tmp_path):
 @NO_NS2
 def test_ns2_short_flows_offer_their_load():
     # Short flows alone on an uncongested link: ns-2's pooled agents carry the configured 20%.
-    cfg = sim.SimConfig(tcp="reno", flows=0, short_mbps=20.0, short_flow_pkts=14, core_mbps=100.0,
-                        buffer_pkts=10_000, rtt_ms=80.0, rtt_spread_ms=80.0, duration_s=30.0, warmup_s=5.0)
+    cfg = sim.SimConfig(
+        tcp="reno",
+        flows=0,
+        short_mbps=20.0,
+        short_flow_pkts=14,
+        core_mbps=100.0,
+        buffer_pkts=10_000,
+        rtt_ms=80.0,
+        rtt_spread_ms=80.0,
+        duration_s=30.0,
+        warmup_s=5.0,
+    )
     theirs = ns2.run(cfg).metrics
     ours = sim.run(cfg).metrics()
     assert theirs["utilization"] == pytest.approx(0.20, rel=0.05)
@@ -198,22 +250,37 @@ def test_ns2_short_flows_offer_their_load():
 
 
 @NO_NS2
-@pytest.mark.parametrize("tcp, buffer_pkts", [("westwood", 8), ("bic", 16), ("lp", 16), ("htcp", 32), ("cubic", 64),
-                                             ("highspeed", 256), ("sack", 128)])
+@pytest.mark.parametrize(
+    "tcp, buffer_pkts",
+    [("westwood", 8), ("bic", 16), ("lp", 16), ("htcp", 32), ("cubic", 64), ("highspeed", 256), ("sack", 128)],
+)
 def test_tcp_linux_and_engine_agree_on_abs_fig1(tcp, buffer_pkts):
     # ABS Fig. 1's set-up, from small buffers (where the recovery decides utilization) to large
     # ones (where the window law decides the loss rate); the mean of seeds 1-3 on each side, since
     # at 16 packets one run's utilization varies by 0.04 with the RTTs drawn. Westwood+ at 8 and
     # TCP-LP at 16 packets need ns-2's byte counting (ABC) and tick-counted RTTs (engine 0.14.0).
     law = {"cc": "newreno", "recovery": "sack"} if tcp == "sack" else {"cc": tcp, "recovery": "linux"}
-    cfg = sim.SimConfig(tcp={**law, "tick_ms": 1}, flows=10, core_mbps=100.0, rtt_ms=40.0,
-                        rtt_spread_ms=20.0, pkt_bytes=1500, wmax_pkts=100_000, access_mbps=1000.0,
-                        access_buffer_pkts=2500, buffer_pkts=buffer_pkts, duration_s=100.0, warmup_s=20.0)
+    cfg = sim.SimConfig(
+        tcp={**law, "tick_ms": 1},
+        flows=10,
+        core_mbps=100.0,
+        rtt_ms=40.0,
+        rtt_spread_ms=20.0,
+        pkt_bytes=1500,
+        wmax_pkts=100_000,
+        access_mbps=1000.0,
+        access_buffer_pkts=2500,
+        buffer_pkts=buffer_pkts,
+        duration_s=100.0,
+        warmup_s=20.0,
+    )
     cfgs = [dataclasses.replace(cfg, seed=s) for s in (1, 2, 3)]
     theirs = [ns2.run(c).metrics for c in cfgs]
     ours = [sim.run(c).metrics() for c in cfgs]
-    util, loss, cuts = ([fmean(r[key] for r in rows) for rows in (ours, theirs)]
-                        for key in ("utilization", "loss_rate", "fast_retransmits"))
+    util, loss, cuts = (
+        [fmean(r[key] for r in rows) for rows in (ours, theirs)]
+        for key in ("utilization", "loss_rate", "fast_retransmits")
+    )
     assert abs(util[0] - util[1]) < 0.03, (theirs, ours)
     assert loss[0] == pytest.approx(loss[1], rel=0.25), (theirs, ours)
     # Loss events: TCP-Linux counts its window cuts in ncwndcuts_, ns-2's own agents in ncwndcuts1_.
@@ -223,8 +290,16 @@ def test_tcp_linux_and_engine_agree_on_abs_fig1(tcp, buffer_pkts):
 
 @NO_NS3
 def test_ns3_runs_sack_newreno_beside_the_engine_in_one_process():
-    cfg = sim.SimConfig(tcp="sack", flows=10, core_mbps=10.0, buffer_pkts=20, rtt_ms=100.0, rtt_spread_ms=40.0,
-                        duration_s=30.0, warmup_s=10.0)
+    cfg = sim.SimConfig(
+        tcp="sack",
+        flows=10,
+        core_mbps=10.0,
+        buffer_pkts=20,
+        rtt_ms=100.0,
+        rtt_spread_ms=40.0,
+        duration_s=30.0,
+        warmup_s=10.0,
+    )
     first = ns3.run(cfg)
     second = ns3.run(dataclasses.replace(cfg, buffer_pkts=60))
     assert ns3._scenario.cache_info().misses == 1  # compiled once, reused (Simulator::Destroy between runs)

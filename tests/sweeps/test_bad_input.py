@@ -16,8 +16,16 @@ def snapshot(path):
     "args, key, allowed",
     [
         (["-m", "bufer_pkts=5,10"], "bufer_pkts", "buffer_pkts"),
-        (["-m", "tcp=reno,vegas"], "tcp", "bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
-        (["tcp=vegas"], "tcp", "bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
+        (
+            ["-m", "tcp=reno,vegas"],
+            "tcp",
+            "bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood",
+        ),
+        (
+            ["tcp=vegas"],
+            "tcp",
+            "bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood",
+        ),
         (["-m", "buffer_pkts=-5,10"], "buffer_pkts", "[0,"),
         (["-m", "flows=abc,10"], "flows", "an integer"),
         (["-m", "core_mbps=0,10"], "core_mbps", "> 0"),
@@ -41,8 +49,11 @@ def snapshot(path):
         (["buffer_policy=abs", "buffer_policy.target_loss=1"], "buffer_policy.target_loss", "[0, 1)"),
         (["buffer_policy=adt", "buffer_policy.gain=-3"], "buffer_policy.gain", ">= 0"),
         (["buffer_policy=abs", "buffer_policy.interval_ms=20"], "buffer_policy.interval_ms", "sample_interval_s"),
-        (["topology=parking_lot", "topology.links.1.buffer_policy={name:abs,gain_util:-1}"],
-         "topology.links.1.buffer_policy.gain_util", ">= 0"),
+        (
+            ["topology=parking_lot", "topology.links.1.buffer_policy={name:abs,gain_util:-1}"],
+            "topology.links.1.buffer_policy.gain_util",
+            ">= 0",
+        ),
         # Issue 17: backends. An unknown one, and a field a backend cannot mirror (checked before
         # its simulator is looked for, so these hold with or without ns-2 and ns-3 installed).
         (["-m", "backend=engine,ns4"], "backend", "engine, ns2, ns3"),
@@ -85,8 +96,10 @@ def test_a_second_writer_is_refused_before_anything_runs(tmp_path):
 
 def test_an_unreachable_object_store_is_one_line(tmp_path):
     """Audit D9: an s3:// results_dir without credentials or network ended in a traceback."""
-    res = sweep(tmp_path, "flows=1", "duration_s=2", "warmup_s=1", results_dir="s3://no-such-bucket/results",
-                timeout=120)
+    res = sweep(
+        tmp_path, "flows=1", "duration_s=2", "warmup_s=1", results_dir="s3://no-such-bucket/results", timeout=120
+    )
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: results_dir: cannot open"), \
+    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: results_dir: cannot open"), (
         res.stderr[-2000:]
+    )

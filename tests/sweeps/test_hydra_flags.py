@@ -14,39 +14,50 @@ from tests.conftest import ROOT
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from sweeps.__main__ import cli; cli()", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-c", "from sweeps.__main__ import cli; cli()", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})),
+    )
 
 
-@pytest.mark.parametrize("args, expect", [
-    (["--cfg", "job", "flows=3"], "flows: 3"),
-    (["-c", "job", "tcp=paced"], "release: paced"),
-    (["--info", "defaults"], "Defaults List"),
-    (["-cn", "config", "--cfg", "job", "buffer_pkts=7"], "buffer_pkts: 7"),
-    (["-cp", str(ROOT / "conf"), "-cn", "config", "--cfg", "job"], "flows:"),
-    (["--config-dir", str(ROOT / "conf"), "--cfg", "job", "rtt_ms=42"], "rtt_ms: 42"),
-    (["hydra/job_logging=disabled", "--cfg", "hydra"], "job_logging"),
-    (["experiment=smoke", "--cfg", "job"], "name: smoke"),  # no '+' needed
-    (["buffer_policy=abs2010/fig2_stable", "--cfg", "job"], "target_loss: 0.005"),  # a nested group option
-    (["--help"], "tcp: bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
-])
+@pytest.mark.parametrize(
+    "args, expect",
+    [
+        (["--cfg", "job", "flows=3"], "flows: 3"),
+        (["-c", "job", "tcp=paced"], "release: paced"),
+        (["--info", "defaults"], "Defaults List"),
+        (["-cn", "config", "--cfg", "job", "buffer_pkts=7"], "buffer_pkts: 7"),
+        (["-cp", str(ROOT / "conf"), "-cn", "config", "--cfg", "job"], "flows:"),
+        (["--config-dir", str(ROOT / "conf"), "--cfg", "job", "rtt_ms=42"], "rtt_ms: 42"),
+        (["hydra/job_logging=disabled", "--cfg", "hydra"], "job_logging"),
+        (["experiment=smoke", "--cfg", "job"], "name: smoke"),  # no '+' needed
+        (["buffer_policy=abs2010/fig2_stable", "--cfg", "job"], "target_loss: 0.005"),  # a nested group option
+        (["--help"], "tcp: bic, cubic, highspeed, htcp, lp, newreno, paced, poisson, reno, sack, scalable, westwood"),
+    ],
+)
 def test_hydra_flags_work(args, expect):
     res = run(*args)
     assert res.returncode == 0, res.stderr
     assert expect in res.stdout, res.stdout[-2000:]
 
 
-@pytest.mark.parametrize("args, words", [
-    (["hydra/launcher=basic"], ["hydra/launcher", "Ray launcher"]),
-    (["tcp=glob(*)"], ["tcp", "add -m"]),
-    (["+experiment=smoke"], ["smoke is a grid", "add -m"]),
-    (["-m", "+experiment=smoke,enachescu_fig2b"], ["experiment", "one preset per command"]),
-    (["-m", "tcp=glob(*)", "--cfg", "job"], ["--multirun and --cfg"]),
-    (["-m", "tpc=reno"], ["tpc", "did you mean tcp"]),
-    (["-m", "flws=1,2"], ["flws", "did you mean flows"]),
-    (["-m", "tcp=renoo,paced"], ["tcp", "did you mean reno"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["hydra/launcher=basic"], ["hydra/launcher", "Ray launcher"]),
+        (["tcp=glob(*)"], ["tcp", "add -m"]),
+        (["+experiment=smoke"], ["smoke is a grid", "add -m"]),
+        (["-m", "+experiment=smoke,enachescu_fig2b"], ["experiment", "one preset per command"]),
+        (["-m", "tcp=glob(*)", "--cfg", "job"], ["--multirun and --cfg"]),
+        (["-m", "tpc=reno"], ["tpc", "did you mean tcp"]),
+        (["-m", "flws=1,2"], ["flws", "did you mean flows"]),
+        (["-m", "tcp=renoo,paced"], ["tcp", "did you mean reno"]),
+    ],
+)
 def test_refusals_are_one_line_exit_2(args, words):
     res = run(*args)
     assert res.returncode == 2, (res.returncode, res.stderr[-2000:])

@@ -20,9 +20,18 @@ from tests.sweeps.helpers import sweep
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Flags for a closed network: without the background ones Chromium keeps trying Google's hosts.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=20000", "--window-size=1600,1000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--virtual-time-budget=20000",
+    "--window-size=1600,1000",
+]
 
 
 def _free_port() -> int:
@@ -33,8 +42,9 @@ def _free_port() -> int:
 
 def _chromium(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
     profile = tmp_path / f"chromium-{time.monotonic_ns()}"
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, url], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, url], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")
@@ -43,9 +53,22 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
     assert res.returncode == 0, res.stderr
     url = re.search(r"runs (http://\S+viewStateShareKey=\w+)", res.stderr).group(1)
     port = _free_port()
-    ui = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "mlflow"), "ui", "--backend-store-uri",
-                           f"sqlite:///{tmp_path / 'mlflow.db'}", "--host", "127.0.0.1", "--port", str(port)],
-                          cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    ui = subprocess.Popen(
+        [
+            os.path.join(os.path.dirname(sys.executable), "mlflow"),
+            "ui",
+            "--backend-store-uri",
+            f"sqlite:///{tmp_path / 'mlflow.db'}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

@@ -20,19 +20,26 @@ def _free_port() -> int:
         return s.getsockname()[1]  # nothing listens on it once closed
 
 
-@pytest.mark.parametrize("args, words", [
-    (["-m", "flows=1,2", "ray.address=127.0.0.1:{port}"], ["ray.address", "cannot reach"]),
-    (["flows=1", "mlflow.tracking_uri=http://127.0.0.1:{port}"], ["mlflow.tracking_uri", "cannot reach"]),
-    (["-m", "flows=range(1,101)", "buffer_pkts=range(1,101)", "seed=range(0,100)"], ["1,000,000 jobs", "confirm"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["-m", "flows=1,2", "ray.address=127.0.0.1:{port}"], ["ray.address", "cannot reach"]),
+        (["flows=1", "mlflow.tracking_uri=http://127.0.0.1:{port}"], ["mlflow.tracking_uri", "cannot reach"]),
+        (["-m", "flows=range(1,101)", "buffer_pkts=range(1,101)", "seed=range(0,100)"], ["1,000,000 jobs", "confirm"]),
+    ],
+)
 def test_fails_fast_in_one_line(tmp_path, args, words):
     port = _free_port()
     t0 = time.monotonic()
     # Not tests.sweeps.helpers.sweep: it sets its own mlflow.tracking_uri.
-    res = subprocess.run([sys.executable, "-m", "sweeps", *[a.format(port=port) for a in args],
-                          f"results_dir={tmp_path / 'results'}"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT),
-                                              MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}"))
+    res = subprocess.run(
+        [sys.executable, "-m", "sweeps", *[a.format(port=port) for a in args], f"results_dir={tmp_path / 'results'}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}"),
+    )
     took = time.monotonic() - t0
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
@@ -54,10 +61,23 @@ def test_a_big_grid_on_a_terminal_asks_first(tmp_path):
 
     leader, follower = pty.openpty()
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "sweeps", "-m", "flows=range(1,101)", "buffer_pkts=range(1,101)",
-                             "seed=range(0,100)", f"results_dir={tmp_path / 'results'}"], cwd=tmp_path,
-                            stdin=follower, stdout=follower, stderr=follower,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sweeps",
+            "-m",
+            "flows=range(1,101)",
+            "buffer_pkts=range(1,101)",
+            "seed=range(0,100)",
+            f"results_dir={tmp_path / 'results'}",
+        ],
+        cwd=tmp_path,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     os.close(follower)
     seen = b""
     while b"[y/N]" not in seen and time.monotonic() - t0 < 30:

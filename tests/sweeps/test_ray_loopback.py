@@ -48,8 +48,14 @@ def _loopback(addr: str) -> bool:
 
 def test_an_embedded_ray_listens_on_loopback_only():
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_ADDRESS")}
-    res = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=180,
-                         env=dict(env, PYTHONPATH=str(ROOT), RAY_AUTH_MODE="disabled"))
+    res = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=dict(env, PYTHONPATH=str(ROOT), RAY_AUTH_MODE="disabled"),
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     listeners = json.loads(res.stdout.strip().splitlines()[-1])
     assert len(listeners) >= 3, listeners  # GCS, raylet, a worker at least: the check saw them

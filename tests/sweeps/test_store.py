@@ -10,27 +10,51 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sweeps.store import (CLASSES_TABLE_SCHEMA, CONTROL_TABLE_SCHEMA, FLOWS_TABLE_SCHEMA, LINKS_TABLE_SCHEMA,
-                          RUNS_SCHEMA,
-                          TIMESERIES_TABLE_SCHEMA, Store)
+from sweeps.store import (
+    CLASSES_TABLE_SCHEMA,
+    CONTROL_TABLE_SCHEMA,
+    FLOWS_TABLE_SCHEMA,
+    LINKS_TABLE_SCHEMA,
+    RUNS_SCHEMA,
+    TIMESERIES_TABLE_SCHEMA,
+    Store,
+)
 
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def batch(run_ids, status="ok", t=0, tag="x"):
-    runs = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "status": status,
-                                  "started_at": T0 + dt.timedelta(seconds=t), "utilization": 0.5}
-                                 for r in run_ids], schema=RUNS_SCHEMA)
-    ts = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "time_s": float(k)} for r in run_ids
-                               for k in range(3)], schema=TIMESERIES_TABLE_SCHEMA)
-    flows = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "flow_id": 0} for r in run_ids],
-                                 schema=FLOWS_TABLE_SCHEMA)
-    links = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "link_id": k} for r in run_ids
-                                  for k in range(2)], schema=LINKS_TABLE_SCHEMA)
-    classes = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "class": "bulk"} for r in run_ids],
-                                   schema=CLASSES_TABLE_SCHEMA)
-    control = pa.Table.from_pylist([{"run_id": r, "exec_id": f"{r}-{tag}", "time_s": float(k)} for r in run_ids
-                                    for k in range(4)], schema=CONTROL_TABLE_SCHEMA)
+    runs = pa.Table.from_pylist(
+        [
+            {
+                "run_id": r,
+                "exec_id": f"{r}-{tag}",
+                "status": status,
+                "started_at": T0 + dt.timedelta(seconds=t),
+                "utilization": 0.5,
+            }
+            for r in run_ids
+        ],
+        schema=RUNS_SCHEMA,
+    )
+    ts = pa.Table.from_pylist(
+        [{"run_id": r, "exec_id": f"{r}-{tag}", "time_s": float(k)} for r in run_ids for k in range(3)],
+        schema=TIMESERIES_TABLE_SCHEMA,
+    )
+    flows = pa.Table.from_pylist(
+        [{"run_id": r, "exec_id": f"{r}-{tag}", "flow_id": 0} for r in run_ids], schema=FLOWS_TABLE_SCHEMA
+    )
+    links = pa.Table.from_pylist(
+        [{"run_id": r, "exec_id": f"{r}-{tag}", "link_id": k} for r in run_ids for k in range(2)],
+        schema=LINKS_TABLE_SCHEMA,
+    )
+    classes = pa.Table.from_pylist(
+        [{"run_id": r, "exec_id": f"{r}-{tag}", "class": "bulk"} for r in run_ids], schema=CLASSES_TABLE_SCHEMA
+    )
+    control = pa.Table.from_pylist(
+        [{"run_id": r, "exec_id": f"{r}-{tag}", "time_s": float(k)} for r in run_ids for k in range(4)],
+        schema=CONTROL_TABLE_SCHEMA,
+    )
     return runs, {"timeseries": ts, "flows": flows, "links": links, "classes": classes, "control": control}
 
 
@@ -50,8 +74,14 @@ def test_flush_and_compaction(tmp_path):
     store.rewrite("s1")
     for table in ("runs", "timeseries", "flows", "links", "classes", "control"):
         assert len(files(tmp_path, table)) == 1
-    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows"), rows(store, "links"),
-            rows(store, "classes"), rows(store, "control")) == (10, 30, 10, 20, 10, 40)
+    assert (
+        rows(store, "runs"),
+        rows(store, "timeseries"),
+        rows(store, "flows"),
+        rows(store, "links"),
+        rows(store, "classes"),
+        rows(store, "control"),
+    ) == (10, 30, 10, 20, 10, 40)
     assert not list(tmp_path.rglob("*.tmp-*"))
 
 
@@ -64,8 +94,14 @@ def test_recover_drops_a_flush_without_its_runs_part(tmp_path):
         store._write(t, f"{store._dir(table, 's1')}/part-orphan.parquet")
     (tmp_path / "runs" / "sweep_id=s1" / "part-x.parquet.tmp-1234").write_bytes(b"partial")
     store.recover()
-    assert (rows(store, "runs"), rows(store, "timeseries"), rows(store, "flows"), rows(store, "links"),
-            rows(store, "classes"), rows(store, "control")) == (1, 3, 1, 2, 1, 4)
+    assert (
+        rows(store, "runs"),
+        rows(store, "timeseries"),
+        rows(store, "flows"),
+        rows(store, "links"),
+        rows(store, "classes"),
+        rows(store, "control"),
+    ) == (1, 3, 1, 2, 1, 4)
     assert not list(tmp_path.rglob("*.tmp-*"))
 
 
@@ -98,8 +134,10 @@ def test_dedupe_keeps_one_row_per_run_id(tmp_path):
     assert status == {"a": "ok", "b": "failed", "c": "ok"}
     idx = store.runs_index().to_pylist()
     assert sorted(r["exec_id"] for r in idx) == ["a-new", "b-again", "c-2"]
-    ts = store.read("timeseries", "s1").column("exec_id").to_pylist() + \
-        store.read("timeseries", "s2").column("exec_id").to_pylist()
+    ts = (
+        store.read("timeseries", "s1").column("exec_id").to_pylist()
+        + store.read("timeseries", "s2").column("exec_id").to_pylist()
+    )
     assert sorted(set(ts)) == ["a-new", "b-again", "c-2"]
 
 
@@ -112,8 +150,10 @@ def test_writer_lock_is_exclusive_and_dies_with_its_holder(tmp_path):
 
     from sweeps.store import StoreLocked
 
-    code = ("import sys, time; from sweeps.store import Store\n"
-            f"with Store({str(tmp_path)!r}).writer_lock():\n    print('locked', flush=True); time.sleep(60)")
+    code = (
+        "import sys, time; from sweeps.store import Store\n"
+        f"with Store({str(tmp_path)!r}).writer_lock():\n    print('locked', flush=True); time.sleep(60)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"

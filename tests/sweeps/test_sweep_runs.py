@@ -15,8 +15,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.sweeps.helpers import mlflow_children, runs, sweep
 
-GRID = ["-m", "tcp=reno,paced", "flows=10,40", "buffer_pkts=5,20", "wmax_pkts=32", "core_mbps=100",
-        "duration_s=20"]
+GRID = ["-m", "tcp=reno,paced", "flows=10,40", "buffer_pkts=5,20", "wmax_pkts=32", "core_mbps=100", "duration_s=20"]
 
 
 def test_smoke_on_embedded_ray_then_all_cached(tmp_path):
@@ -45,8 +44,21 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     got = sorted(zip(t.column("tcp").to_pylist(), t.column("flows").to_pylist(), t.column("buffer_pkts").to_pylist()))
     assert got == sorted((v, f, b) for v in ("reno", "paced") for f in (10, 40) for b in (5, 20))
     # Every parameter and every metric is a column; the measured values are sane.
-    for col in ("sweep_id", "run_id", "status", "node_id", "started_at", "job_wall_s", "wmax_pkts", "core_mbps",
-                "utilization", "loss_rate", "mean_queue_pkts", "jain_fairness", "engine_version"):
+    for col in (
+        "sweep_id",
+        "run_id",
+        "status",
+        "node_id",
+        "started_at",
+        "job_wall_s",
+        "wmax_pkts",
+        "core_mbps",
+        "utilization",
+        "loss_rate",
+        "mean_queue_pkts",
+        "jain_fairness",
+        "engine_version",
+    ):
         assert col in t.column_names
     assert pc.min(t.column("utilization")).as_py() > 0.1
     parents, children = mlflow_children(tmp_path, "sweeps")
@@ -71,10 +83,13 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     parent = client.get_run(child.data.tags["mlflow.parentRunId"])
     assert parent.info.run_name == "sweeps: tcp x flows x buffer_pkts (8)"
-    assert parent.data.metrics["runs_ok"] == 8 and 0 < parent.data.metrics["worst_utilization"] <= \
-        parent.data.metrics["best_utilization"] <= 1
-    assert {c.info.run_name for c in children} == {f"tcp={v} flows={f} buffer_pkts={b}" for v in ("reno", "paced")
-                                                   for f in (10, 40) for b in (5, 20)}
+    assert (
+        parent.data.metrics["runs_ok"] == 8
+        and 0 < parent.data.metrics["worst_utilization"] <= parent.data.metrics["best_utilization"] <= 1
+    )
+    assert {c.info.run_name for c in children} == {
+        f"tcp={v} flows={f} buffer_pkts={b}" for v in ("reno", "paced") for f in (10, 40) for b in (5, 20)
+    }
     times = [m.value for m in client.get_metric_history(child.info.run_id, "ts_time_s")]
     assert len(times) == 20 and times == sorted(times) and times[-1] == pytest.approx(20.0)
     assert {"ts_goodput_mbps", "ts_drops", "ts_mean_cwnd_pkts"} <= set(client.get_run(child.info.run_id).data.metrics)
@@ -109,8 +124,9 @@ def test_failing_job_is_recorded_and_the_rest_go_on(tmp_path, ray_head):
 
 
 def test_dead_worker_is_retried_and_marked(tmp_path, ray_head):
-    res = sweep(tmp_path, "-m", "flows=4,8", "duration_s=5", "warmup_s=1", "debug.crash_when=flows:4",
-                ray_address=ray_head)
+    res = sweep(
+        tmp_path, "-m", "flows=4,8", "duration_s=5", "warmup_s=1", "debug.crash_when=flows:4", ray_address=ray_head
+    )
     assert res.returncode == 0, res.stderr
     t = {r["flows"]: r for r in runs(tmp_path).to_pylist()}
     assert t[4]["status"] == "ok" and t[4]["attempt"] == 1
@@ -118,8 +134,16 @@ def test_dead_worker_is_retried_and_marked(tmp_path, ray_head):
 
 
 def test_killed_driver_resumes_without_duplicates(tmp_path, ray_head):
-    grid = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5",
-            "ray.batch_size=1", "mlflow.enabled=false"]
+    grid = [
+        "-m",
+        "seed=range(1,25)",
+        "flows=20",
+        "core_mbps=100",
+        "duration_s=400",  # ~0.5 s a job: the 2-s flush lands while most jobs are still to run
+        "warmup_s=5",
+        "ray.batch_size=1",
+        "mlflow.enabled=false",
+    ]
     cmd = [sys.executable, "-m", "sweeps", *grid, f"results_dir={tmp_path / 'results'}", f"ray.address={ray_head}"]
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -157,8 +181,14 @@ def test_a_killed_driver_leaves_no_process_behind(tmp_path):
     """Audit D6: kill -9 of the driver left its MLflow logger processes, the resource tracker and
     Ray's agents running. With an embedded Ray, every process the driver started must end."""
     grid = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5", "ray.batch_size=1"]
-    cmd = [sys.executable, "-m", "sweeps", *grid, f"results_dir={tmp_path / 'results'}",
-           f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweeps",
+        *grid,
+        f"results_dir={tmp_path / 'results'}",
+        f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}",
+    ]
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     env.pop("RAY_ADDRESS", None)
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -196,18 +226,41 @@ def test_force_reruns_and_replaces(tmp_path, ray_head):
 
 
 def test_parking_lot_sweep_stores_runs_and_links(tmp_path, ray_head):
-    res = sweep(tmp_path, "-m", "topology=parking_lot", "flows=2,4", "topology.links.1.buffer_pkts=10,30",
-                "topology.links.0.rate_mbps=50", "rtt_spread_ms=40", "duration_s=10", "warmup_s=2",
-                ray_address=ray_head)
+    res = sweep(
+        tmp_path,
+        "-m",
+        "topology=parking_lot",
+        "flows=2,4",
+        "topology.links.1.buffer_pkts=10,30",
+        "topology.links.0.rate_mbps=50",
+        "rtt_spread_ms=40",
+        "duration_s=10",
+        "warmup_s=2",
+        ray_address=ray_head,
+    )
     assert res.returncode == 0, res.stderr
     t = runs(tmp_path)
     assert t.num_rows == 4 and set(t.column("topology").to_pylist()) == {"parking_lot"}
     links = [link[1] for link in t.column("topology_links").to_pylist()]
     assert sorted(link["buffer_pkts"] for link in links) == [10, 10, 30, 30]
-    out = subprocess.run([sys.executable, "-m", "analysis", "sql", "--results", str(tmp_path / "results"),
-                          "--format", "csv", "SELECT run_id, link_id, rate_mbps, buffer_pkts, utilization, loss_rate "
-                          "FROM links ORDER BY run_id, link_id"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "sql",
+            "--results",
+            str(tmp_path / "results"),
+            "--format",
+            "csv",
+            "SELECT run_id, link_id, rate_mbps, buffer_pkts, utilization, loss_rate "
+            "FROM links ORDER BY run_id, link_id",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     rows = [line.split(",") for line in out.stdout.strip().splitlines()[1:]]
     assert len(rows) == 8 and {r[1] for r in rows} == {"0", "1"}
@@ -216,8 +269,9 @@ def test_parking_lot_sweep_stores_runs_and_links(tmp_path, ray_head):
 
 
 def _can_mount_tmpfs(path) -> bool:
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {path}"],
-                           capture_output=True)
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {path}"], capture_output=True
+    )
     return probe.returncode == 0
 
 
@@ -227,12 +281,30 @@ def test_a_full_disk_mid_sweep_is_one_line_and_a_failed_parent(tmp_path, ray_hea
     full.mkdir()
     if not _can_mount_tmpfs(full):
         pytest.skip("no private mount namespace here (unshare -m) for a small tmpfs")
-    sweep_cmd = " ".join([sys.executable, "-m", "sweeps", "-m", "'seed=range(1,9)'", "flows=2", "duration_s=30",
-                          "warmup_s=1", "ray.batch_size=1", f"results_dir={full / 'results'}",
-                          f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}", f"ray.address={ray_head}"])
-    res = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=48k tmpfs {full} && {sweep_cmd}"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT)))
+    sweep_cmd = " ".join(
+        [
+            sys.executable,
+            "-m",
+            "sweeps",
+            "-m",
+            "'seed=range(1,9)'",
+            "flows=2",
+            "duration_s=30",
+            "warmup_s=1",
+            "ray.batch_size=1",
+            f"results_dir={full / 'results'}",
+            f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}",
+            f"ray.address={ray_head}",
+        ]
+    )
+    res = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=48k tmpfs {full} && {sweep_cmd}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT)),
+    )
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:") or "Traceback" in ln]
     assert res.returncode == 1 and len(errors) == 1, res.stderr[-3000:]
     assert "No space left on device" in errors[0] and "rerun the command to resume" in errors[0]
