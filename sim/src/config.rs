@@ -4,30 +4,15 @@
 //! once, before any state is built, so a bad value fails with its dotted key and what is allowed,
 //! and nothing runs.
 
-use crate::params::{each, int_in, non_negative, opt, positive, Check, ConfigError, Param, Value};
+use crate::params::{
+    each, int_in, non_negative, opt, positive, rate_mbps, ConfigError, Param, Value, MAX_FLOWS, MAX_PKTS,
+};
 use crate::policy::PolicyConfig;
+use crate::queue::Limit;
 use crate::tcp::TcpConfig;
-use crate::topology::{Network, TopologyConfig};
+use crate::time::{from_secs, to_secs};
+use crate::topology::{Flat, Network, TopologyConfig};
 use crate::traffic::TrafficGroup;
-
-pub const MAX_FLOWS: i64 = 1_000_000;
-pub const MAX_PKTS: i64 = 1 << 40;
-
-/// Link rates: > 0, and at least 1 kb/s so that no packet's transmission time can overflow the
-/// clock (see `time`).
-pub fn rate_mbps() -> Check<f64> {
-    Check::new("> 0 (at least 0.001) and <= 1e7", |v: &f64| {
-        if *v <= 0.0 {
-            Some(format!("must be > 0, got {v}"))
-        } else if *v < 1e-3 {
-            Some(format!("must be at least 0.001 Mb/s, got {v}"))
-        } else if *v > 1e7 {
-            Some(format!("must be <= 1e7 Mb/s, got {v}"))
-        } else {
-            None
-        }
-    })
-}
 
 crate::params! {
     /// One simulation run. Defaults follow ns-2's one-way TCP agents where they apply.
@@ -158,7 +143,7 @@ impl SimConfig {
                 format!("must be window with tcp.recovery linux (it sends on the ACK clock), got {}", tc.release),
             );
         }
-        let net = self.topology.build(self)?;
+        let net = self.network()?;
         for link in &net.links {
             let (policy, key) = &link.policy;
             self.check_policy(policy).map_err(|e| e.under(key))?;
@@ -195,6 +180,57 @@ impl SimConfig {
             );
         }
         Ok(net)
+    }
+
+    /// The topology's network, with a route for each traffic group; checks every flow's RTT
+    /// against its route.
+    fn network(&self) -> Result<Network, ConfigError> {
+        let limit = match self.buffer_bytes {
+            Some(b) => Limit::Bytes(b as u64),
+            None => Limit::Packets(self.buffer_pkts as u64),
+        };
+        let flat = Flat { core_mbps: self.core_mbps, flows: self.flows, limit, policy: self.buffer_policy.clone() };
+        let mut net = self.topology.build(&flat)?;
+        for (i, g) in self.traffic.iter().enumerate() {
+            let route = match &g.0.common.route {
+                None => net.default_route,
+                Some(links) => {
+                    net.route_over(links).map_err(|e| e.under("route").under(&i.to_string()).under("traffic"))?
+                }
+            };
+            net.traffic_routes.push(route);
+        }
+        self.check_delays(&net)?;
+        Ok(net)
+    }
+
+    /// Every flow's RTT covers twice its route's one-way link delay.
+    fn check_delays(&self, net: &Network) -> Result<(), ConfigError> {
+        let other_traffic = self.short_mbps > 0.0 || self.poisson_mbps > 0.0 || self.cbr_mbps > 0.0;
+        let need = (0..net.routes.len())
+            .filter(|&r| {
+                net.routes[r].flows > 0 || (r == net.default_route && other_traffic) || net.traffic_routes.contains(&r)
+            })
+            .map(|r| 2 * net.one_way(r))
+            .max()
+            .unwrap_or(0);
+        let min_rtt_s = match &self.rtts_ms {
+            Some(list) => list.iter().copied().fold(f64::INFINITY, f64::min) / 1000.0,
+            None => (self.rtt_ms - self.rtt_spread_ms / 2.0) / 1000.0,
+        };
+        if need > 0 && from_secs(min_rtt_s) < need {
+            let key = if self.rtts_ms.is_some() { "rtts_ms" } else { "rtt_ms" };
+            return Err(ConfigError::at(
+                key,
+                format!(
+                    "flows' RTTs (from {:.3} ms) must be at least twice the one-way delay of the topology links on \
+                     their route ({:.3} ms)",
+                    min_rtt_s * 1e3,
+                    to_secs(need) * 1e3
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// An adaptive policy's interval: at least the sample interval, and at most 1e7 calls.

@@ -4,7 +4,7 @@
 //!
 //! A map for newcomers: `config` (the run's parameters, declared with `params`) -> `topology`
 //! (the network) -> `world` (events: `event`, links: `link`, `queue`, TCP: `tcp`, traffic:
-//! `short`, `source`, buffer policies: `policy`) -> `results` (the tables of `output`).
+//! `short`, `source`, buffer policies: `policy`) -> `world::finish` (the tables of `output`).
 
 pub mod config;
 pub mod event;
@@ -15,7 +15,6 @@ pub mod packet;
 pub mod params;
 pub mod policy;
 pub mod queue;
-pub mod results;
 pub mod rng;
 pub mod source;
 pub mod tcp;

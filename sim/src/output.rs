@@ -443,3 +443,15 @@ pub fn tables() -> Vec<(&'static str, Vec<ColumnSpec>)> {
         (TraceRow::TABLE, TraceRow::specs()),
     ]
 }
+
+/// What a run returns: the tables, as rows or (the trace) columns.
+pub struct RunOutput {
+    pub summary: Summary,
+    pub timeseries: Vec<TimeseriesRow>,
+    pub flows: Vec<FlowRow>,
+    pub links: Vec<LinkRow>,
+    pub classes: Vec<ClassRow>,
+    pub control: Vec<ControlRow>,
+    pub trace: Vec<(&'static str, Column)>,
+    pub interrupted: bool,
+}

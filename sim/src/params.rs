@@ -292,6 +292,27 @@ pub fn non_negative(max: f64) -> Check<f64> {
     })
 }
 
+/// The most long flows a run (or a traffic group, or a route) may hold.
+pub const MAX_FLOWS: i64 = 1_000_000;
+/// The largest buffer, in packets or bytes.
+pub const MAX_PKTS: i64 = 1 << 40;
+
+/// Link rates: > 0, and at least 1 kb/s so that no packet's transmission time can overflow the
+/// clock (see `time`).
+pub fn rate_mbps() -> Check<f64> {
+    Check::new("> 0 (at least 0.001) and <= 1e7", |v: &f64| {
+        if *v <= 0.0 {
+            Some(format!("must be > 0, got {v}"))
+        } else if *v < 1e-3 {
+            Some(format!("must be at least 0.001 Mb/s, got {v}"))
+        } else if *v > 1e7 {
+            Some(format!("must be <= 1e7 Mb/s, got {v}"))
+        } else {
+            None
+        }
+    })
+}
+
 /// Numbers in [lo, hi].
 pub fn float_in(lo: f64, hi: f64) -> Check<f64> {
     let allowed = format!("a number in [{lo}, {hi:e}]");

@@ -161,7 +161,7 @@ fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyD
     result.set_item("links", table(py, LinkRow::columns(&out.links))?)?;
     result.set_item("classes", table(py, ClassRow::columns(&out.classes))?)?;
     result.set_item("control", table(py, ControlRow::columns(&out.control))?)?;
-    result.set_item("trace", table(py, out.trace.columns())?)?;
+    result.set_item("trace", table(py, out.trace)?)?;
     Ok(result)
 }
 

@@ -2,8 +2,7 @@
 //! each: scripted buffer changes, and the trivial adaptive policy for tests.
 
 use super::{BufferPolicy, ControlState, PolicyEntry, QueueView};
-use crate::config::MAX_PKTS;
-use crate::params::{int_in, non_negative, normalize, Check, ConfigError, Param, Value, VariantDef};
+use crate::params::{int_in, non_negative, normalize, Check, ConfigError, Param, Value, VariantDef, MAX_PKTS};
 
 crate::params! {
     /// One step: from time_s on, the buffer is buffer_pkts.

@@ -3,8 +3,7 @@
 //! propagation delay of its own, crossed by `flows` long flows; every delay is on the flows'
 //! edges (see `topology`). It takes only the flat settings.
 
-use super::{link_limit, link_policy, LinkSpec, Network, RouteSpec, TopologyEntry};
-use crate::config::SimConfig;
+use super::{link_limit, link_policy, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::params::{normalize, ConfigError, Value, VariantDef};
 
 crate::params! {
@@ -23,17 +22,17 @@ pub const ENTRY: TopologyEntry = TopologyEntry {
     build,
 };
 
-fn build(cfg: &SimConfig, _: &Value) -> Result<Network, ConfigError> {
+fn build(flat: &Flat, _: &Value) -> Result<Network, ConfigError> {
     let core = LinkSpec {
         name: "bottleneck".into(),
-        rate_bps: cfg.core_mbps * 1e6,
+        rate_bps: flat.core_mbps * 1e6,
         delay: 0,
-        limit: link_limit(None, None, cfg),
-        policy: link_policy(None, String::new(), cfg),
+        limit: link_limit(None, None, flat),
+        policy: link_policy(None, String::new(), flat),
     };
     Ok(Network {
         links: vec![core],
-        routes: vec![RouteSpec { links: vec![0], flows: cfg.flows as usize }],
+        routes: vec![RouteSpec { links: vec![0], flows: flat.flows as usize }],
         default_route: 0,
         bottleneck: 0,
         traffic_routes: Vec::new(),

@@ -14,11 +14,20 @@
 pub mod dumbbell;
 pub mod parking_lot;
 
-use crate::config::SimConfig;
 use crate::params::{ConfigError, UnionDef, Value, VariantDef};
 use crate::policy::PolicyConfig;
 use crate::queue::Limit;
-use crate::time::{from_secs, Time};
+use crate::time::Time;
+
+/// The flat settings a builder may read: what a link or route without its own takes. `config`
+/// fills it from the run's keys.
+#[derive(Clone, Debug)]
+pub struct Flat {
+    pub core_mbps: f64,
+    pub flows: i64,
+    pub limit: Limit,
+    pub policy: PolicyConfig,
+}
 
 /// A link of the topology (reported in the `links` table; `topology.links.N`).
 #[derive(Clone, Debug, PartialEq)]
@@ -86,7 +95,7 @@ impl Network {
 /// A registered topology: its parameters (the union variant) and its builder.
 pub struct TopologyEntry {
     pub def: VariantDef,
-    pub build: fn(&SimConfig, &Value) -> Result<Network, ConfigError>,
+    pub build: fn(&Flat, &Value) -> Result<Network, ConfigError>,
 }
 
 pub const TOPOLOGIES: &[TopologyEntry] = &[dumbbell::ENTRY, parking_lot::ENTRY];
@@ -111,70 +120,26 @@ pub struct TopologyConfig(pub crate::params::Tagged<TopologyCommon>);
 crate::union_param!(TopologyConfig, TOPOLOGY, TopologyCommon);
 
 impl TopologyConfig {
-    /// Builds the network and checks it against the run's traffic; errors name `topology.*`
-    /// or the flat key at fault.
-    pub fn build(&self, cfg: &SimConfig) -> Result<Network, ConfigError> {
+    /// Builds the network; errors name `topology.*`.
+    pub fn build(&self, flat: &Flat) -> Result<Network, ConfigError> {
         let entry = TOPOLOGIES.iter().find(|e| e.def.name == self.0.variant).expect("validated topology");
-        let mut net = (entry.build)(cfg, &self.0.params).map_err(|e| e.under("topology"))?;
-        for (i, g) in cfg.traffic.iter().enumerate() {
-            let route = match &g.0.common.route {
-                None => net.default_route,
-                Some(links) => {
-                    net.route_over(links).map_err(|e| e.under("route").under(&i.to_string()).under("traffic"))?
-                }
-            };
-            net.traffic_routes.push(route);
-        }
-        check_delays(&net, cfg)?;
-        Ok(net)
+        (entry.build)(flat, &self.0.params).map_err(|e| e.under("topology"))
     }
 }
 
 /// The buffer of a link: its own setting if any (bytes over packets), else the flat one.
-pub fn link_limit(buffer_pkts: Option<i64>, buffer_bytes: Option<i64>, cfg: &SimConfig) -> Limit {
+pub fn link_limit(buffer_pkts: Option<i64>, buffer_bytes: Option<i64>, flat: &Flat) -> Limit {
     match (buffer_bytes, buffer_pkts) {
         (Some(b), _) => Limit::Bytes(b as u64),
         (None, Some(p)) => Limit::Packets(p as u64),
-        (None, None) => match cfg.buffer_bytes {
-            Some(b) => Limit::Bytes(b as u64),
-            None => Limit::Packets(cfg.buffer_pkts as u64),
-        },
+        (None, None) => flat.limit,
     }
 }
 
 /// The policy of a link: its own (at `key`) if set, else the flat `buffer_policy`.
-pub fn link_policy(own: Option<&PolicyConfig>, key: String, cfg: &SimConfig) -> (PolicyConfig, String) {
+pub fn link_policy(own: Option<&PolicyConfig>, key: String, flat: &Flat) -> (PolicyConfig, String) {
     match own {
         Some(p) => (p.clone(), key),
-        None => (cfg.buffer_policy.clone(), "buffer_policy".to_string()),
+        None => (flat.policy.clone(), "buffer_policy".to_string()),
     }
-}
-
-/// Every flow's RTT covers twice its route's one-way link delay.
-fn check_delays(net: &Network, cfg: &SimConfig) -> Result<(), ConfigError> {
-    let other_traffic = cfg.short_mbps > 0.0 || cfg.poisson_mbps > 0.0 || cfg.cbr_mbps > 0.0;
-    let need = (0..net.routes.len())
-        .filter(|&r| {
-            net.routes[r].flows > 0 || (r == net.default_route && other_traffic) || net.traffic_routes.contains(&r)
-        })
-        .map(|r| 2 * net.one_way(r))
-        .max()
-        .unwrap_or(0);
-    let min_rtt_s = match &cfg.rtts_ms {
-        Some(list) => list.iter().copied().fold(f64::INFINITY, f64::min) / 1000.0,
-        None => (cfg.rtt_ms - cfg.rtt_spread_ms / 2.0) / 1000.0,
-    };
-    if need > 0 && from_secs(min_rtt_s) < need {
-        let key = if cfg.rtts_ms.is_some() { "rtts_ms" } else { "rtt_ms" };
-        return Err(ConfigError::at(
-            key,
-            format!(
-                "flows' RTTs (from {:.3} ms) must be at least twice the one-way delay of the topology links on \
-                 their route ({:.3} ms)",
-                min_rtt_s * 1e3,
-                crate::time::to_secs(need) * 1e3
-            ),
-        ));
-    }
-    Ok(())
 }

@@ -6,9 +6,10 @@
 //! Short flows and open-loop traffic take the longest route; the run summary describes the link
 //! of least capacity (the first of them).
 
-use super::{link_limit, link_policy, LinkSpec, Network, RouteSpec, TopologyEntry};
-use crate::config::{SimConfig, MAX_FLOWS, MAX_PKTS};
-use crate::params::{int_in, non_negative, normalize, opt, positive, Check, ConfigError, Param, Value, VariantDef};
+use super::{link_limit, link_policy, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
+use crate::params::{
+    int_in, non_negative, normalize, opt, positive, Check, ConfigError, Param, Value, VariantDef, MAX_FLOWS, MAX_PKTS,
+};
 use crate::policy::PolicyConfig;
 use crate::time::from_secs;
 
@@ -92,7 +93,7 @@ fn check_route(r: &RouteConfig, n_links: usize) -> Result<Vec<usize>, ConfigErro
     Ok(r.links.iter().map(|&l| l as usize).collect())
 }
 
-fn build(cfg: &SimConfig, params: &Value) -> Result<Network, ConfigError> {
+fn build(flat: &Flat, params: &Value) -> Result<Network, ConfigError> {
     let p = ParkingLotParams::parse(params)?;
     let links: Vec<LinkSpec> = p
         .links
@@ -100,16 +101,16 @@ fn build(cfg: &SimConfig, params: &Value) -> Result<Network, ConfigError> {
         .enumerate()
         .map(|(i, l)| LinkSpec {
             name: format!("link{i}"),
-            rate_bps: l.rate_mbps.unwrap_or(cfg.core_mbps) * 1e6,
+            rate_bps: l.rate_mbps.unwrap_or(flat.core_mbps) * 1e6,
             delay: from_secs(l.delay_ms / 1000.0),
-            limit: link_limit(l.buffer_pkts, l.buffer_bytes, cfg),
-            policy: link_policy(l.buffer_policy.as_ref(), format!("topology.links.{i}.buffer_policy"), cfg),
+            limit: link_limit(l.buffer_pkts, l.buffer_bytes, flat),
+            policy: link_policy(l.buffer_policy.as_ref(), format!("topology.links.{i}.buffer_policy"), flat),
         })
         .collect();
     let mut routes = Vec::new();
     for (i, r) in p.routes.iter().enumerate() {
         let ids = check_route(r, links.len()).map_err(|e| e.under(&i.to_string()).under("routes"))?;
-        routes.push(RouteSpec { links: ids, flows: r.flows.unwrap_or(cfg.flows) as usize });
+        routes.push(RouteSpec { links: ids, flows: r.flows.unwrap_or(flat.flows) as usize });
     }
     let default_route = (0..routes.len()).rev().max_by_key(|&i| routes[i].links.len()).expect("a route");
     let bottleneck = (0..links.len()).min_by(|&a, &b| links[a].rate_bps.total_cmp(&links[b].rate_bps)).expect("a link");

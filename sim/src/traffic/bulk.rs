@@ -7,8 +7,7 @@
 //! it has been idle for longer than an RTO).
 
 use super::TrafficEntry;
-use crate::config::MAX_FLOWS;
-use crate::params::{int_in, non_negative, normalize, ConfigError, VariantDef};
+use crate::params::{int_in, non_negative, normalize, ConfigError, VariantDef, MAX_FLOWS};
 
 crate::params! {
     /// One step of an on/off schedule.

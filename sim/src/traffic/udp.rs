@@ -3,8 +3,7 @@
 //! and `cbr_mbps` sources are this kind with one flow on the default route.
 
 use super::TrafficEntry;
-use crate::config::MAX_FLOWS;
-use crate::params::{int_in, normalize, one_of, opt, positive, VariantDef};
+use crate::params::{int_in, normalize, one_of, opt, positive, VariantDef, MAX_FLOWS};
 
 fn patterns() -> Vec<&'static str> {
     vec!["cbr", "poisson"]

@@ -29,8 +29,9 @@ use crate::traffic::{Class, ClassCounters};
 use rand::Rng;
 use std::collections::VecDeque;
 
-pub use crate::results::RunOutput;
+pub use crate::output::RunOutput;
 
+mod finish;
 mod periodic;
 mod traffic;
 use traffic::TransferGen;

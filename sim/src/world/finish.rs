@@ -3,24 +3,12 @@
 //! figures are the long flows'; link figures cover the measured window [warmup_s, duration_s],
 //! except the whole-run conservation counters.
 
+use super::World;
 use crate::link::Role;
 use crate::metrics::{jain, ratio, utilization};
-use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, Summary, TimeseriesRow};
+use crate::output::{FlowRow, LinkRow, RunOutput, Summary};
 use crate::packet::Kind;
 use crate::time::{to_secs, Time};
-use crate::trace::Trace;
-use crate::world::World;
-
-pub struct RunOutput {
-    pub summary: Summary,
-    pub timeseries: Vec<TimeseriesRow>,
-    pub flows: Vec<FlowRow>,
-    pub links: Vec<LinkRow>,
-    pub classes: Vec<ClassRow>,
-    pub control: Vec<ControlRow>,
-    pub trace: Trace,
-    pub interrupted: bool,
-}
 
 impl World<'_> {
     pub(crate) fn finish(mut self, wall_s: f64, interrupted: bool) -> RunOutput {
@@ -40,7 +28,7 @@ impl World<'_> {
             links,
             classes,
             control: std::mem::take(&mut self.control),
-            trace: self.trace,
+            trace: self.trace.columns(),
             interrupted,
         }
     }
