@@ -13,7 +13,7 @@ use crate::time::{to_secs, Time};
 impl World<'_> {
     pub(crate) fn finish(mut self, wall_s: f64, interrupted: bool) -> RunOutput {
         let end = self.now;
-        for s in &mut self.stats {
+        for s in &mut self.meters.stats {
             s.queue.integrate(end);
         }
         let window = end.saturating_sub(self.warm).max(1);
@@ -23,22 +23,22 @@ impl World<'_> {
         let classes = self.class_rows(window);
         RunOutput {
             summary,
-            timeseries: std::mem::take(&mut self.ts),
+            timeseries: std::mem::take(&mut self.meters.ts),
             flows,
             links,
             classes,
-            control: std::mem::take(&mut self.control),
-            trace: self.trace.columns(),
+            control: std::mem::take(&mut self.meters.control),
+            trace: self.meters.trace.columns(),
             interrupted,
         }
     }
 
     /// Packets of each long flow still in the network.
     fn in_flight(&self) -> Vec<u64> {
-        let mut in_flight = vec![0u64; self.n_long];
+        let mut in_flight = vec![0u64; self.conns.n_long];
         for link in &self.links {
             for p in link.packets() {
-                if p.kind == Kind::Data && (p.flow as usize) < self.n_long {
+                if p.kind == Kind::Data && (p.flow as usize) < self.conns.n_long {
                     in_flight[p.flow as usize] += 1;
                 }
             }
@@ -50,29 +50,34 @@ impl World<'_> {
         let window_s = to_secs(window);
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
         let in_flight = self.in_flight();
-        (0..self.n_long)
+        (0..self.conns.n_long)
             .map(|f| {
-                let s = self.senders[f].stats();
-                let (warm_stats, warm_delivered) = self.flow_at_warm[f];
-                let route = self.flow_route[f];
+                let s = self.conns.senders[f].stats();
+                let (warm_stats, warm_delivered) = self.meters.flow_at_warm[f];
+                let route = self.conns.flow_route[f];
                 FlowRow {
                     flow_id: f as i64,
                     route_id: route as i64,
-                    tcp_group: self.group_label(self.flow_group[f]).to_string(),
+                    tcp_group: self.group_label(self.conns.flow_group[f]).to_string(),
                     link_ids: self.net.routes[route].links.iter().map(|&l| l as i64).collect(),
-                    rtt_ms: self.rtt_s[f] * 1000.0,
-                    start_s: self.start_s[f],
-                    goodput_mbps: (self.receivers[f].delivered - warm_delivered) as f64 * pkt_bits / window_s / 1e6,
+                    rtt_ms: self.conns.rtt_s[f] * 1000.0,
+                    start_s: self.conns.start_s[f],
+                    goodput_mbps: (self.conns.receivers[f].delivered - warm_delivered) as f64 * pkt_bits
+                        / window_s
+                        / 1e6,
                     retransmits: (s.retransmits - warm_stats.retransmits) as i64,
                     timeouts: (s.timeouts - warm_stats.timeouts) as i64,
                     fast_retransmits: (s.fast_retransmits - warm_stats.fast_retransmits) as i64,
-                    mean_cwnd_pkts: (self.cwnd_samples > 0).then(|| self.cwnd_sum[f] / self.cwnd_samples as f64),
+                    mean_cwnd_pkts: (self.meters.cwnd_samples > 0)
+                        .then(|| self.meters.cwnd_sum[f] / self.meters.cwnd_samples as f64),
                     sent_pkts: s.sent as i64,
-                    delivered_pkts: self.receivers[f].arrivals as i64,
-                    dropped_pkts: self.flow_dropped[f] as i64,
+                    delivered_pkts: self.conns.receivers[f].arrivals as i64,
+                    dropped_pkts: self.meters.flow_dropped[f] as i64,
                     loss_rate: {
                         let sent = s.sent - warm_stats.sent;
-                        (sent > 0).then(|| (self.flow_dropped[f] - self.flow_dropped_at_warm[f]) as f64 / sent as f64)
+                        (sent > 0).then(|| {
+                            (self.meters.flow_dropped[f] - self.meters.flow_dropped_at_warm[f]) as f64 / sent as f64
+                        })
                     },
                     in_flight_pkts: in_flight[f] as i64,
                 }
@@ -84,7 +89,7 @@ impl World<'_> {
         let window_s = to_secs(window);
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
         let mut flows = vec![0i64; self.net.links.len()];
-        for &r in &self.flow_route {
+        for &r in &self.conns.flow_route {
             for &l in &self.net.routes[r].links {
                 flows[l] += 1;
             }
@@ -94,7 +99,7 @@ impl World<'_> {
             .iter()
             .enumerate()
             .map(|(i, spec)| {
-                let s = &self.stats[i];
+                let s = &self.meters.stats[i];
                 let l = self.links.iter().position(|k| k.role == Role::Net(i as u32)).expect("topology link");
                 let c = s.counters_at(self.now).since(&s.at_warm);
                 LinkRow {
@@ -102,7 +107,7 @@ impl World<'_> {
                     name: spec.name.clone(),
                     rate_mbps: spec.rate_bps / 1e6,
                     delay_ms: to_secs(spec.delay) * 1e3,
-                    buffer_pkts: self.start_buffer_pkts[i],
+                    buffer_pkts: self.meters.start_buffer_pkts[i],
                     buffer_policy: spec.policy.0 .0.label.to_string(),
                     flows: flows[i],
                     utilization: utilization(&c, window),
@@ -129,7 +134,7 @@ impl World<'_> {
         let window_s = to_secs(window);
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
         let b = self.net.bottleneck;
-        let s = &self.stats[b];
+        let s = &self.meters.stats[b];
         let c = s.counters_at(self.now).since(&s.at_warm);
         let rate_bps = self.net.links[b].rate_bps;
         let utilization = utilization(&c, window);
@@ -140,17 +145,18 @@ impl World<'_> {
             if crosses(self.net.default_route) { cfg.poisson_mbps + cfg.cbr_mbps + cfg.short_mbps } else { 0.0 };
         let other_mbps = flat_mbps + self.traffic_rates_mbps(&crosses);
         let tcp_peak_bps: f64 = self
+            .conns
             .rtt_s
             .iter()
-            .zip(&self.flow_route)
+            .zip(&self.conns.flow_route)
             .filter(|(_, &r)| crosses(r))
             .map(|(r, _)| cfg.wmax_pkts as f64 * pkt_bits / r)
             .sum();
         let offered_load = (tcp_peak_bps + other_mbps * 1e6) / rate_bps;
-        let edge = self.edge.since(&self.edge_at_warm);
-        let n = self.n_long;
+        let edge = self.meters.edge.since(&self.meters.edge_at_warm);
+        let n = self.conns.n_long;
         let cwnds: Vec<f64> = flows.iter().filter_map(|r| r.mean_cwnd_pkts).collect();
-        let all = self.transfers.as_ref().map(|t| &t.all);
+        let all = self.traffic.transfers.as_ref().map(|t| &t.all);
         let short_fct = all.map_or((None, None), |a| (a.mean_ms(), a.quantile_ms(0.99)));
         let sum = |f: fn(&FlowRow) -> i64| flows.iter().map(f).sum::<i64>();
         let events = self.events.executed;
@@ -170,7 +176,7 @@ impl World<'_> {
             fast_retransmits: sum(|r| r.fast_retransmits),
             retransmits: sum(|r| r.retransmits),
             mean_cwnd_pkts: (!cwnds.is_empty()).then(|| cwnds.iter().sum::<f64>() / cwnds.len() as f64),
-            mean_rtt_ms: (n > 0).then(|| self.rtt_s.iter().sum::<f64>() / n as f64 * 1000.0),
+            mean_rtt_ms: (n > 0).then(|| self.conns.rtt_s.iter().sum::<f64>() / n as f64 * 1000.0),
             short_flows: all.map_or(0, |a| a.started as i64),
             short_flows_done: all.map_or(0, |a| a.done as i64),
             short_afct_ms: short_fct.0,

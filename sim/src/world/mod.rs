@@ -1,40 +1,33 @@
-//! The world: builds a run's network (the topology's links, then every connection's access link
-//! and return path), holds the connections, and dispatches events. It holds no protocol logic:
-//! senders and receivers decide what to send, links move packets, and a packet's route says
-//! where it goes next. Connections 0..n_long are the long flows (route by route); later ones are
-//! finite transfers' reusable slots (see `traffic`). Open-loop sources feed the topology's longest
-//! route.
-//!
-//! Each connection's forward route is its access link (if any) and its topology route; its
-//! reverse route is one pure-delay link holding the rest of its RTT (see `topology` for why
-//! that split is exact). The end-of-run tables are assembled in `results`.
+//! The world: builds a run's network and dispatches its events. Its state lives in three parts,
+//! `Conns`, `Traffic` and `Meters`; `finish` turns it into the output tables (docs/engine.md).
 
 use crate::config::SimConfig;
 use crate::event::{Event, EventQueue};
 use crate::link::{Arrival, Link, Role};
-use crate::metrics::{LinkCounters, LinkStats};
-use crate::output::{ControlRow, TimeseriesRow};
+use crate::metrics::LinkStats;
 use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{Discipline, DropTailQueue, Limit};
 use crate::rng::{stream, SimRng, Stream};
-use crate::source::OpenLoopSource;
 use crate::tcp::receiver::{SackList, TcpReceiver};
-use crate::tcp::sender::{SenderStats, TcpParams, TcpSender};
+use crate::tcp::sender::{TcpParams, TcpSender};
 use crate::tcp::{mix, LawFactory, TcpConfig};
 use crate::time::{from_secs, Time};
 use crate::topology::Network;
-use crate::trace::{Trace, DEQUEUE, DROP, ENQUEUE};
-use crate::traffic::transfers::Transfers;
-use crate::traffic::{Class, ClassCounters};
+use crate::trace::{DEQUEUE, DROP, ENQUEUE};
+use crate::traffic::Class;
 use rand::Rng;
 use std::collections::VecDeque;
 
 pub use crate::output::RunOutput;
 
+mod conns;
 mod finish;
+mod meters;
 mod periodic;
 mod traffic;
-use traffic::TransferGen;
+use conns::{AckOptions, Conn, Conns, SACK_BLOCKS};
+use meters::Meters;
+use traffic::Traffic;
 
 /// A route: `len` hops from `hops[start]` on.
 #[derive(Clone, Copy, Debug)]
@@ -46,40 +39,8 @@ pub(crate) struct Route {
 /// No timer event pending (later than any deadline).
 const IDLE: Time = Time::MAX;
 
-/// What an ACK carries beside its number, kept beside the connection (see `World::ack_opts`).
-#[derive(Clone, Copy, Debug)]
-struct AckOptions {
-    ackno: i64,
-    sack: SackList,
-    /// The sequence whose timestamp the ACK echoes, and when the receiver sent it.
-    stamp: Option<(i64, Time)>,
-}
-
-/// What the world keeps of a connection beside its sender and receiver (one struct: a packet's
-/// path touches all of it).
-#[derive(Clone, Copy, Debug)]
-struct Conn {
-    fwd: Route,
-    rev: Route,
-    /// The topology route.
-    route: u32,
-    /// Deadlines of the timer events pending (lazily rescheduled; see `flush`), or `IDLE`.
-    /// Plain times rather than `Option`s: 48 bytes a connection, not 72 (the per-flow state
-    /// touched per packet must stay in L2 at 1000 flows).
-    pending_rto: Time,
-    pending_send: Time,
-    pending_delack: Time,
-    /// The receiver reports SACK blocks (the sender's recovery is `sack`).
-    sack: bool,
-    /// The receiver echoes timestamps (the sender's window law reads them); the forward route
-    /// then starts with a pure delay (see `path_delays`).
-    stamps: bool,
-}
-
-/// SACK blocks per ACK: 3, as ns-2's `TCPSink/Sack1` and real stacks, whose timestamp option
-/// leaves room for 3.
-const SACK_BLOCKS: usize = 3;
-
+/// A run in progress: the clock, the event list and the links, with the connections, the
+/// traffic and the meters in their own parts. It dispatches events; the parts hold the state.
 pub struct World<'c> {
     pub(crate) cfg: &'c SimConfig,
     pub(crate) net: Network,
@@ -91,69 +52,11 @@ pub struct World<'c> {
     pub(crate) links: Vec<Link>,
     /// Every route's link ids, route after route.
     hops: Vec<u32>,
-    pub(crate) n_long: usize,
-    conns: Vec<Conn>,
-    /// New in-order packets delivered to the connections of each topology route.
-    route_delivered: Vec<u64>,
-    pub(crate) senders: Vec<TcpSender>,
-    pub(crate) receivers: Vec<TcpReceiver>,
-    /// The options of each connection's ACKs in flight, oldest first: ACKs carry only their
-    /// number (packets stay 24 bytes), and a return path is one lossless FIFO delay line, so the
-    /// i-th ACK delivered is the i-th sent (checked on delivery). Empty for connections with
-    /// neither SACK nor timestamps.
-    ack_opts: Vec<VecDeque<AckOptions>>,
-    /// The TCP of each group with its window-law factory: group 0 is the `tcp` section (short
-    /// flows, and every long flow without a mix), then the `tcp_mix` groups.
-    groups: Vec<(TcpConfig, LawFactory)>,
-    /// Each long flow's group.
-    pub(crate) flow_group: Vec<usize>,
-    tcp_params: TcpParams,
-    /// The topology route of each long flow.
-    pub(crate) flow_route: Vec<usize>,
-    pub(crate) rtt_s: Vec<f64>,
-    pub(crate) start_s: Vec<f64>,
-    /// Finite TCP transfers' slots and completion times, and their arrival generators.
-    pub(crate) transfers: Option<Transfers>,
-    pub(crate) gens: Vec<TransferGen>,
-    /// The TCP group of each `traffic` group (see `groups`).
-    traffic_tcp_group: Vec<usize>,
-    /// Bulk groups with a schedule: (traffic group index, first flow id, params, next step).
-    bulk_schedules: Vec<(usize, usize, crate::traffic::bulk::BulkParams, usize)>,
-    /// Each transfer generator's class: the Poisson ones (`gens`), then the http groups.
-    gen_class: Vec<crate::traffic::Class>,
-    /// The http groups, and the web sessions in progress (slots reused when a session ends).
-    http: Vec<traffic::HttpSource>,
-    /// Each live session with its index in `http`.
-    sessions: Vec<Option<(usize, crate::traffic::http::Session)>>,
-    free_sessions: Vec<usize>,
-    /// Open-loop sources (flat Poisson, flat CBR, then `udp` groups' streams), each with its
-    /// route, first-emission offset, and counters.
-    pub(crate) sources: Vec<OpenLoopSource>,
-    source_routes: Vec<Route>,
-    source_start: Vec<Time>,
-    /// Per class (`traffic::Class`): packets sent, dropped and delivered by transfers and
-    /// open-loop sources (long flows' are their senders' own), and their values at warm-up's end.
-    pub(crate) class_ctr: [ClassCounters; 4],
-    pub(crate) class_ctr_at_warm: [ClassCounters; 4],
     /// The adaptive buffer policies, one per link that has one (static rules act once, at build).
     policies: Vec<periodic::LinkPolicy>,
-    /// Each topology link's buffer when the run starts (after a static rule or a policy's start).
-    pub(crate) start_buffer_pkts: Vec<f64>,
-    pub(crate) control: Vec<ControlRow>,
-    outbox: Vec<i64>,
-    pub(crate) stats: Vec<LinkStats>,
-    /// Arrivals and drops at every access link, and their values at the end of warm-up.
-    pub(crate) edge: LinkCounters,
-    pub(crate) edge_at_warm: LinkCounters,
-    pub(crate) flow_dropped: Vec<u64>,
-    pub(crate) flow_at_warm: Vec<(SenderStats, u64)>,
-    pub(crate) flow_dropped_at_warm: Vec<u64>,
-    pub(crate) cwnd_sum: Vec<f64>,
-    pub(crate) cwnd_samples: u64,
-    sample_interval: Time,
-    last_sample: Time,
-    pub(crate) ts: Vec<TimeseriesRow>,
-    pub(crate) trace: Trace,
+    pub(crate) conns: Conns,
+    pub(crate) traffic: Traffic,
+    pub(crate) meters: Meters,
 }
 
 impl<'c> World<'c> {
@@ -182,47 +85,10 @@ impl<'c> World<'c> {
             pkt_bytes: cfg.pkt_bytes as u16,
             links: Vec::new(),
             hops: Vec::new(),
-            n_long: n,
-            conns: Vec::with_capacity(n),
-            route_delivered: Vec::new(),
-            senders: Vec::with_capacity(n),
-            receivers: Vec::with_capacity(n),
-            ack_opts: Vec::with_capacity(n),
-            groups: Self::tcp_groups(cfg),
-            flow_group: Vec::with_capacity(n),
-            tcp_params,
-            flow_route: Vec::with_capacity(n),
-            rtt_s: Vec::with_capacity(n),
-            start_s: Vec::with_capacity(n),
-            transfers: None,
-            gens: Vec::new(),
-            traffic_tcp_group: Vec::new(),
-            bulk_schedules: Vec::new(),
-            gen_class: Vec::new(),
-            http: Vec::new(),
-            sessions: Vec::new(),
-            free_sessions: Vec::new(),
-            sources: Vec::new(),
-            source_routes: Vec::new(),
-            source_start: Vec::new(),
-            class_ctr: Default::default(),
-            class_ctr_at_warm: Default::default(),
             policies: Vec::new(),
-            start_buffer_pkts: Vec::new(),
-            control: Vec::new(),
-            outbox: Vec::with_capacity(64),
-            stats: Vec::new(),
-            edge: LinkCounters::default(),
-            edge_at_warm: LinkCounters::default(),
-            flow_dropped: vec![0; n],
-            flow_at_warm: vec![(SenderStats::default(), 0); n],
-            flow_dropped_at_warm: vec![0; n],
-            cwnd_sum: vec![0.0; n],
-            cwnd_samples: 0,
-            sample_interval: from_secs(cfg.sample_interval_s).max(1),
-            last_sample: 0,
-            ts: Vec::new(),
-            trace: Trace::new(cfg.trace_max_events as usize, from_secs(cfg.trace_start_s.unwrap_or(cfg.warmup_s))),
+            conns: Conns::new(n, Self::tcp_groups(cfg), tcp_params),
+            traffic: Traffic::default(),
+            meters: Meters::new(cfg, n),
             net,
         };
         w.add_traffic_tcp_groups();
@@ -250,9 +116,9 @@ impl<'c> World<'c> {
     #[inline(always)]
     fn route_of(&self, pkt: &Packet) -> Route {
         match pkt.kind {
-            Kind::Data => self.conns[pkt.flow as usize].fwd,
-            Kind::Ack => self.conns[pkt.flow as usize].rev,
-            Kind::OpenLoop => self.source_routes[pkt.flow as usize],
+            Kind::Data => self.conns.conn[pkt.flow as usize].fwd,
+            Kind::Ack => self.conns.conn[pkt.flow as usize].rev,
+            Kind::OpenLoop => self.traffic.source_routes[pkt.flow as usize],
         }
     }
 
@@ -260,17 +126,17 @@ impl<'c> World<'c> {
     pub(crate) fn link_delivered(&self, i: usize) -> u64 {
         (0..self.net.routes.len())
             .filter(|&r| self.net.routes[r].links.contains(&i))
-            .map(|r| self.route_delivered[r])
+            .map(|r| self.meters.route_delivered[r])
             .sum()
     }
 
     fn build_topology(&mut self) {
-        self.route_delivered = vec![0; self.net.routes.len()];
+        self.meters.route_delivered = vec![0; self.net.routes.len()];
         for i in 0..self.net.links.len() {
             let spec = &self.net.links[i];
             let queue = Discipline::DropTail(DropTailQueue::new(spec.limit));
             self.add_link(Link::serial(spec.rate_bps, queue, spec.delay, Role::Net(i as u32)));
-            self.stats.push(LinkStats::new(self.warm));
+            self.meters.stats.push(LinkStats::new(self.warm));
         }
     }
 
@@ -287,10 +153,10 @@ impl<'c> World<'c> {
             }
         }
         self.add_bulk_flows(f);
-        for f in 0..self.n_long {
-            let g = self.flow_group[f];
+        for f in 0..self.conns.n_long {
+            let g = self.conns.flow_group[f];
             let sender = self.new_sender(g, stream(seed, Stream::Sender, f as u64));
-            self.add_connection(self.flow_route[f], self.rtt_s[f], sender);
+            self.add_connection(self.conns.flow_route[f], self.conns.rtt_s[f], sender);
         }
     }
 
@@ -299,12 +165,12 @@ impl<'c> World<'c> {
     fn add_long_flow(&mut self, f: usize, group: usize, route: usize, explicit_rtt_ms: Option<f64>) {
         let cfg = self.cfg;
         let mut rng = stream(cfg.seed as u64, Stream::Topology, f as u64);
-        self.start_s.push(rng.random::<f64>() * cfg.start_window_s);
+        self.conns.start_s.push(rng.random::<f64>() * cfg.start_window_s);
         let u: f64 = rng.random();
         let rtt_ms = explicit_rtt_ms.unwrap_or(cfg.rtt_ms + (u - 0.5) * cfg.rtt_spread_ms);
-        self.rtt_s.push(rtt_ms / 1000.0);
-        self.flow_group.push(group);
-        self.flow_route.push(route);
+        self.conns.rtt_s.push(rtt_ms / 1000.0);
+        self.conns.flow_group.push(group);
+        self.conns.flow_route.push(route);
     }
 
     fn build_other_traffic(&mut self) {
@@ -313,18 +179,18 @@ impl<'c> World<'c> {
     }
 
     fn schedule_first_events(&mut self) {
-        for f in 0..self.n_long {
-            self.events.push(from_secs(self.start_s[f]), Event::FlowStart(f as u32));
+        for f in 0..self.conns.n_long {
+            self.events.push(from_secs(self.conns.start_s[f]), Event::FlowStart(f as u32));
         }
-        for s in 0..self.sources.len() {
-            let gap = self.sources[s].next_gap();
-            self.events.push(self.source_start[s] + gap, Event::SourceEmit(s as u32));
+        for s in 0..self.traffic.sources.len() {
+            let gap = self.traffic.sources[s].next_gap();
+            self.events.push(self.traffic.source_start[s] + gap, Event::SourceEmit(s as u32));
         }
         self.schedule_transfers();
         self.schedule_bulk_steps();
         self.schedule_sessions();
         self.events.push(self.warm, Event::WarmupEnd);
-        self.events.push(self.sample_interval, Event::SampleTick);
+        self.events.push(self.meters.sample_interval, Event::SampleTick);
         for k in 0..self.policies.len() {
             // A first call at t=0 lets a controller set the initial capacity.
             self.events.push(0, Event::PolicyTick(k as u32));
@@ -360,12 +226,12 @@ impl<'c> World<'c> {
     }
 
     pub(crate) fn group_label(&self, g: usize) -> &'static str {
-        self.groups[g].0 .0.label
+        self.conns.groups[g].0 .0.label
     }
 
     fn new_sender(&self, group: usize, rng: SimRng) -> TcpSender {
-        let (t, law) = &self.groups[group];
-        TcpSender::new(self.tcp_params, law(), t.make_recovery(), t.make_release(rng))
+        let (t, law) = &self.conns.groups[group];
+        TcpSender::new(self.conns.tcp_params, law(), t.make_recovery(), t.make_release(rng))
     }
 
     fn new_receiver(&self) -> TcpReceiver {
@@ -390,7 +256,7 @@ impl<'c> World<'c> {
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
         let sack = sender.uses_sack();
-        self.conns.push(Conn {
+        self.conns.conn.push(Conn {
             fwd,
             rev,
             route: route as u32,
@@ -400,15 +266,15 @@ impl<'c> World<'c> {
             sack,
             stamps,
         });
-        self.ack_opts.push(VecDeque::new());
-        self.receivers.push(self.new_receiver());
-        self.senders.push(sender);
-        self.senders.len() - 1
+        self.conns.ack_opts.push(VecDeque::new());
+        self.conns.receivers.push(self.new_receiver());
+        self.conns.senders.push(sender);
+        self.conns.senders.len() - 1
     }
 
     /// Sets connection `f`'s delays for a new flow of RTT `rtt_s` on its slot (see `path_delays`).
     fn set_path_delays(&mut self, f: usize, route: usize, rtt_s: f64) {
-        let conn = self.conns[f];
+        let conn = self.conns.conn[f];
         let (ahead, back) = self.path_delays(route, rtt_s, conn.stamps);
         let ret = self.hops[conn.rev.start as usize] as usize;
         self.links[ret].set_delay(back);
@@ -423,8 +289,8 @@ impl<'c> World<'c> {
         for g in &self.cfg.traffic {
             let t = g.tcp_or(&self.cfg.tcp).clone();
             let factory = t.law_factory();
-            self.groups.push((t, factory));
-            self.traffic_tcp_group.push(self.groups.len() - 1);
+            self.conns.groups.push((t, factory));
+            self.traffic.traffic_tcp_group.push(self.conns.groups.len() - 1);
         }
     }
 
@@ -476,7 +342,7 @@ impl<'c> World<'c> {
         match ev {
             Event::FlowStart(f) => {
                 let f = f as usize;
-                self.senders[f].start(self.now, &mut self.outbox);
+                self.conns.senders[f].start(self.now, &mut self.conns.outbox);
                 self.flush(f);
             }
             Event::LinkDone(l) => self.link_done(l as usize),
@@ -489,36 +355,36 @@ impl<'c> World<'c> {
             }
             Event::RtoTimer(f) => {
                 let f = f as usize;
-                if self.conns[f].pending_rto == self.now {
-                    self.conns[f].pending_rto = IDLE;
+                if self.conns.conn[f].pending_rto == self.now {
+                    self.conns.conn[f].pending_rto = IDLE;
                 }
-                self.senders[f].on_rto_timer(self.now, &mut self.outbox);
+                self.conns.senders[f].on_rto_timer(self.now, &mut self.conns.outbox);
                 self.flush(f);
             }
             Event::SendTimer(f) => {
                 let f = f as usize;
-                if self.conns[f].pending_send == self.now {
-                    self.conns[f].pending_send = IDLE;
+                if self.conns.conn[f].pending_send == self.now {
+                    self.conns.conn[f].pending_send = IDLE;
                 }
-                self.senders[f].on_send_timer(self.now, &mut self.outbox);
+                self.conns.senders[f].on_send_timer(self.now, &mut self.conns.outbox);
                 self.flush(f);
             }
             Event::DelAckTimer(f) => {
                 let f = f as usize;
-                if self.conns[f].pending_delack == self.now {
-                    self.conns[f].pending_delack = IDLE;
+                if self.conns.conn[f].pending_delack == self.now {
+                    self.conns.conn[f].pending_delack = IDLE;
                 }
-                if let Some(ack) = self.receivers[f].on_delack_timer(self.now) {
+                if let Some(ack) = self.conns.receivers[f].on_delack_timer(self.now) {
                     self.send_ack(f, ack);
                 }
                 self.sync_delack(f);
             }
             Event::SourceEmit(s) => {
-                let src = &mut self.sources[s as usize];
+                let src = &mut self.traffic.sources[s as usize];
                 let pkt = Packet::new(Kind::OpenLoop, s as usize, src.bytes, 0);
                 let gap = src.next_gap().max(1);
                 self.events.push(self.now + gap, Event::SourceEmit(s));
-                let c = &mut self.class_ctr[Class::Udp as usize];
+                let c = &mut self.meters.class_ctr[Class::Udp as usize];
                 c.sent += 1;
                 c.sent_bytes += pkt.bytes as u64;
                 self.send_on(pkt);
@@ -530,17 +396,17 @@ impl<'c> World<'c> {
             Event::PolicyTick(k) => self.policy_tick(k as usize),
             Event::SampleTick => self.sample_tick(),
             Event::WarmupEnd => {
-                for i in 0..self.stats.len() {
+                for i in 0..self.meters.stats.len() {
                     let delivered = self.link_delivered(i);
-                    let s = &mut self.stats[i];
+                    let s = &mut self.meters.stats[i];
                     s.at_warm = s.counters_at(self.now);
                     s.delivered_at_warm = delivered;
                 }
-                self.edge_at_warm = self.edge;
-                self.class_ctr_at_warm = self.class_ctr;
-                for f in 0..self.n_long {
-                    self.flow_at_warm[f] = (self.senders[f].stats(), self.receivers[f].delivered);
-                    self.flow_dropped_at_warm[f] = self.flow_dropped[f];
+                self.meters.edge_at_warm = self.meters.edge;
+                self.meters.class_ctr_at_warm = self.meters.class_ctr;
+                for f in 0..self.conns.n_long {
+                    self.meters.flow_at_warm[f] = (self.conns.senders[f].stats(), self.conns.receivers[f].delivered);
+                    self.meters.flow_dropped_at_warm[f] = self.meters.flow_dropped[f];
                 }
             }
         }
@@ -548,21 +414,21 @@ impl<'c> World<'c> {
 
     /// Sends what the sender queued in `outbox` and (re)schedules its timers.
     fn flush(&mut self, f: usize) {
-        let mut out = std::mem::take(&mut self.outbox);
-        let route = self.conns[f].fwd;
+        let mut out = std::mem::take(&mut self.conns.outbox);
+        let route = self.conns.conn[f].fwd;
         for &seq in &out {
             let pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
-            if f >= self.n_long {
+            if f >= self.conns.n_long {
                 self.count_transfer(f, |c| c.sent += 1);
-                self.transfers.as_mut().expect("a transfer").entered(f);
+                self.traffic.transfers.as_mut().expect("a transfer").entered(f);
             }
             self.enter(pkt, route);
         }
         out.clear();
-        self.outbox = out;
+        self.conns.outbox = out;
         // Timers are rescheduled lazily: one pending event per timer; an event that finds its
         // deadline moved later is simply followed by another.
-        let (sender, conn) = (&self.senders[f], &mut self.conns[f]);
+        let (sender, conn) = (&self.conns.senders[f], &mut self.conns.conn[f]);
         if let Some(d) = sender.rto_deadline() {
             if conn.pending_rto > d {
                 self.events.push(d, Event::RtoTimer(f as u32));
@@ -578,8 +444,8 @@ impl<'c> World<'c> {
     }
 
     fn sync_delack(&mut self, f: usize) {
-        if let Some(d) = self.receivers[f].delack_deadline {
-            let conn = &mut self.conns[f];
+        if let Some(d) = self.conns.receivers[f].delack_deadline {
+            let conn = &mut self.conns.conn[f];
             if conn.pending_delack > d {
                 self.events.push(d, Event::DelAckTimer(f as u32));
                 conn.pending_delack = d;
@@ -626,12 +492,12 @@ impl<'c> World<'c> {
     }
 
     fn access_arrive(&mut self, l: usize, pkt: Packet) {
-        self.edge.arrivals += 1;
+        self.meters.edge.arrivals += 1;
         match self.links[l].arrive(pkt, self.now) {
             Arrival::Started(done) => self.events.push(done, Event::LinkDone(l as u32)),
             Arrival::Queued => {}
             Arrival::Dropped => {
-                self.edge.drops += 1;
+                self.meters.edge.drops += 1;
                 self.dropped(&pkt);
             }
             Arrival::Propagating(_) => unreachable!("access links serialise"),
@@ -643,15 +509,15 @@ impl<'c> World<'c> {
     fn net_arrive(&mut self, l: usize, i: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l];
-        let s = &mut self.stats[i];
+        let s = &mut self.meters.stats[i];
         s.ctr.arrivals += 1;
         s.ctr.arrival_bits += pkt.bytes as u64 * 8;
         match link.arrive(pkt, now) {
             Arrival::Started(done) => {
                 self.events.push_after_arrivals(done, Event::LinkDone(l as u32));
                 s.start_tx(now);
-                self.trace.record(now, ENQUEUE, &pkt, 0, i);
-                self.trace.record(now, DEQUEUE, &pkt, 0, i);
+                self.meters.trace.record(now, ENQUEUE, &pkt, 0, i);
+                self.meters.trace.record(now, DEQUEUE, &pkt, 0, i);
                 if now >= self.warm {
                     s.delay_ns.record(0).expect("histogram auto-resizes");
                 }
@@ -659,11 +525,11 @@ impl<'c> World<'c> {
             Arrival::Queued => {
                 let len = link.queue_len();
                 s.queue.set_len(now, len);
-                self.trace.record(now, ENQUEUE, &pkt, len, i);
+                self.meters.trace.record(now, ENQUEUE, &pkt, len, i);
             }
             Arrival::Dropped => {
                 s.ctr.drops += 1;
-                self.trace.record(now, DROP, &pkt, link.queue_len(), i);
+                self.meters.trace.record(now, DROP, &pkt, link.queue_len(), i);
                 self.dropped(&pkt);
             }
             Arrival::Propagating(_) => unreachable!("topology links serialise"),
@@ -684,7 +550,7 @@ impl<'c> World<'c> {
         }
         if let Role::Net(i) = link.role {
             let i = i as usize;
-            let s = &mut self.stats[i];
+            let s = &mut self.meters.stats[i];
             s.end_tx(now, done.bytes as u64 * 8, next.is_some());
             if let Some((pkt, _)) = next {
                 let len = link.queue_len();
@@ -693,7 +559,7 @@ impl<'c> World<'c> {
                     let waited_ns = (now - pkt.stamp) / 1000;
                     s.delay_ns.record(waited_ns).expect("histogram auto-resizes");
                 }
-                self.trace.record(now, DEQUEUE, &pkt, len, i);
+                self.meters.trace.record(now, DEQUEUE, &pkt, len, i);
             }
         }
         if link.delay() == 0 {
@@ -709,12 +575,12 @@ impl<'c> World<'c> {
         let f = pkt.flow as usize;
         match pkt.kind {
             Kind::Data => {
-                let (ack, new) = self.receivers[f].on_data(self.now, pkt.seq);
-                self.route_delivered[self.conns[f].route as usize] += new;
-                if f >= self.n_long {
+                let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq);
+                self.meters.route_delivered[self.conns.conn[f].route as usize] += new;
+                if f >= self.conns.n_long {
                     self.count_transfer(f, |c| c.delivered += new);
-                    let delivered = self.receivers[f].delivered;
-                    self.transfers.as_mut().expect("a transfer").on_delivered(f, self.now, delivered);
+                    let delivered = self.conns.receivers[f].delivered;
+                    self.traffic.transfers.as_mut().expect("a transfer").on_delivered(f, self.now, delivered);
                 }
                 if let Some(ack) = ack {
                     self.send_ack(f, ack);
@@ -723,24 +589,24 @@ impl<'c> World<'c> {
                 self.transfer_left(f);
             }
             Kind::Ack => {
-                if self.conns[f].sack || self.conns[f].stamps {
-                    let opts = self.ack_opts[f].pop_front().expect("an ACK was sent");
+                if self.conns.conn[f].sack || self.conns.conn[f].stamps {
+                    let opts = self.conns.ack_opts[f].pop_front().expect("an ACK was sent");
                     assert_eq!(opts.ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
-                    self.senders[f].on_ack_stamped(
+                    self.conns.senders[f].on_ack_stamped(
                         self.now,
                         pkt.seq,
                         opts.sack.as_slice(),
                         opts.stamp,
-                        &mut self.outbox,
+                        &mut self.conns.outbox,
                     );
                 } else {
-                    self.senders[f].on_ack(self.now, pkt.seq, &mut self.outbox);
+                    self.conns.senders[f].on_ack(self.now, pkt.seq, &mut self.conns.outbox);
                 }
                 self.flush(f);
                 self.transfer_left(f);
             }
             Kind::OpenLoop => {
-                let c = &mut self.class_ctr[Class::Udp as usize];
+                let c = &mut self.meters.class_ctr[Class::Udp as usize];
                 c.delivered += 1;
                 c.delivered_bytes += pkt.bytes as u64;
             }
@@ -751,30 +617,30 @@ impl<'c> World<'c> {
     fn dropped(&mut self, pkt: &Packet) {
         let f = pkt.flow as usize;
         match pkt.kind {
-            Kind::Data if f < self.n_long => self.flow_dropped[f] += 1,
+            Kind::Data if f < self.conns.n_long => self.meters.flow_dropped[f] += 1,
             Kind::Data => {
                 self.count_transfer(f, |c| c.dropped += 1);
                 self.transfer_left(f);
             }
             Kind::Ack => self.transfer_left(f),
-            Kind::OpenLoop => self.class_ctr[Class::Udp as usize].dropped += 1,
+            Kind::OpenLoop => self.meters.class_ctr[Class::Udp as usize].dropped += 1,
         }
     }
 
     #[inline(always)]
     fn send_ack(&mut self, f: usize, ack: i64) {
-        if let Some(t) = self.transfers.as_mut() {
+        if let Some(t) = self.traffic.transfers.as_mut() {
             t.entered(f);
         }
-        let conn = &self.conns[f];
+        let conn = &self.conns.conn[f];
         if conn.sack || conn.stamps {
-            let r = &self.receivers[f];
+            let r = &self.conns.receivers[f];
             let sack = if conn.sack { r.sack_blocks(SACK_BLOCKS) } else { SackList::default() };
             let stamp = conn.stamps.then_some((r.last_arrival_seq, self.now));
-            self.ack_opts[f].push_back(AckOptions { ackno: ack, sack, stamp });
+            self.conns.ack_opts[f].push_back(AckOptions { ackno: ack, sack, stamp });
         }
         let pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
-        self.enter(pkt, self.conns[f].rev);
+        self.enter(pkt, self.conns.conn[f].rev);
     }
 }
 

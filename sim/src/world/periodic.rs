@@ -21,9 +21,9 @@ pub(crate) struct LinkPolicy {
 impl World<'_> {
     /// What a static rule knows of link `i`: its rate and the long flows crossing it.
     fn link_context(&self, i: usize) -> LinkContext {
-        let rtts_s = (0..self.n_long)
-            .filter(|&f| self.net.routes[self.flow_route[f]].links.contains(&i))
-            .map(|f| self.rtt_s[f])
+        let rtts_s = (0..self.conns.n_long)
+            .filter(|&f| self.net.routes[self.conns.flow_route[f]].links.contains(&i))
+            .map(|f| self.conns.rtt_s[f])
             .collect();
         LinkContext {
             rate_bps: self.net.links[i].rate_bps,
@@ -47,7 +47,7 @@ impl World<'_> {
                 self.set_buffer(i, pkts);
             }
         }
-        self.start_buffer_pkts = (0..self.net.links.len()).map(|i| self.capacity_pkts(i)).collect();
+        self.meters.start_buffer_pkts = (0..self.net.links.len()).map(|i| self.capacity_pkts(i)).collect();
     }
 
     fn capacity_pkts(&self, link: usize) -> f64 {
@@ -83,7 +83,7 @@ impl World<'_> {
     /// the `control` table.
     pub(super) fn policy_tick(&mut self, k: usize) {
         let (link, interval) = (self.policies[k].link, self.policies[k].interval);
-        let at_now = self.stats[link].counters_at(self.now);
+        let at_now = self.meters.stats[link].counters_at(self.now);
         let view = self.queue_view(link, at_now.since(&self.policies[k].last), interval);
         let first = self.now == 0;
         let p = &mut self.policies[k].policy;
@@ -92,7 +92,7 @@ impl World<'_> {
             self.set_buffer(link, pkts);
         }
         if first {
-            self.start_buffer_pkts[link] = self.capacity_pkts(link);
+            self.meters.start_buffer_pkts[link] = self.capacity_pkts(link);
         } else {
             self.record_control(k, &view);
         }
@@ -103,7 +103,7 @@ impl World<'_> {
     fn record_control(&mut self, k: usize, view: &QueueView) {
         let link = self.policies[k].link;
         let st = self.policies[k].policy.state();
-        self.control.push(ControlRow {
+        self.meters.control.push(ControlRow {
             time_s: view.now_s,
             link_id: link as i64,
             buffer_pkts: self.capacity_pkts(link),
@@ -121,39 +121,39 @@ impl World<'_> {
     }
 
     pub(super) fn sample_tick(&mut self) {
-        let dt = self.now - self.last_sample;
+        let dt = self.now - self.meters.last_sample;
         let dt_s = to_secs(dt);
         let n_net = self.net.links.len();
         let mut cwnd_total = vec![0.0; n_net];
         let mut started = vec![0usize; n_net];
         let in_window = self.now > self.warm;
-        for f in 0..self.n_long {
-            let cwnd = self.senders[f].st().cwnd;
-            if self.senders[f].st().maxseq >= 0 {
-                for &l in &self.net.routes[self.flow_route[f]].links {
+        for f in 0..self.conns.n_long {
+            let cwnd = self.conns.senders[f].st().cwnd;
+            if self.conns.senders[f].st().maxseq >= 0 {
+                for &l in &self.net.routes[self.conns.flow_route[f]].links {
                     cwnd_total[l] += cwnd;
                     started[l] += 1;
                 }
             }
             if in_window {
-                self.cwnd_sum[f] += cwnd;
+                self.meters.cwnd_sum[f] += cwnd;
             }
         }
         let (active, in_ca) = self.flows_by_link();
         if in_window {
-            self.cwnd_samples += 1;
+            self.meters.cwnd_samples += 1;
         }
         for i in 0..n_net {
             let l = i; // topology links are the first links
             let capacity =
                 self.links[l].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32);
             let link_delivered = self.link_delivered(i);
-            let s = &mut self.stats[i];
+            let s = &mut self.meters.stats[i];
             let (q_mean, q_max) = s.queue.take_sample(self.now, dt);
             let at_now = s.counters_at(self.now);
             let c = at_now.since(&s.at_sample);
             let delivered = link_delivered - s.delivered_at_sample;
-            self.ts.push(TimeseriesRow {
+            self.meters.ts.push(TimeseriesRow {
                 time_s: to_secs(self.now),
                 link_id: i as i64,
                 utilization: utilization(&c, dt),
@@ -170,7 +170,7 @@ impl World<'_> {
             s.at_sample = at_now;
             s.delivered_at_sample = link_delivered;
         }
-        self.last_sample = self.now;
-        self.events.push(self.now + self.sample_interval, Event::SampleTick);
+        self.meters.last_sample = self.now;
+        self.events.push(self.now + self.meters.sample_interval, Event::SampleTick);
     }
 }

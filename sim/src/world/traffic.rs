@@ -9,7 +9,7 @@ use crate::output::ClassRow;
 use crate::rng::{stream, Stream};
 use crate::source::{OpenLoopSource, Pattern};
 use crate::tcp::sender::TcpSender;
-use crate::time::from_secs;
+use crate::time::{from_secs, Time};
 use crate::traffic::http::HttpGroup;
 use crate::traffic::pareto::{Arrival, PoissonTransfers};
 use crate::traffic::transfers::{FctStats, Transfers};
@@ -34,6 +34,31 @@ pub(crate) struct TransferGen {
     pub class: Class,
 }
 
+/// Traffic beside the long flows: finite transfers and their generators, web sessions, bulk
+/// schedules and open-loop sources.
+#[derive(Default)]
+pub(crate) struct Traffic {
+    /// Finite TCP transfers' slots and completion times, and their arrival generators.
+    pub transfers: Option<Transfers>,
+    pub gens: Vec<TransferGen>,
+    /// Each transfer generator's class: the Poisson ones (`gens`), then the http groups.
+    pub gen_class: Vec<Class>,
+    /// The TCP group of each `traffic` group (see `Conns::groups`).
+    pub traffic_tcp_group: Vec<usize>,
+    /// Bulk groups with a schedule: (traffic group index, first flow id, params, next step).
+    pub bulk_schedules: Vec<(usize, usize, crate::traffic::bulk::BulkParams, usize)>,
+    /// The http groups, and the web sessions in progress (slots reused when a session ends),
+    /// each with its index in `http`.
+    pub http: Vec<HttpSource>,
+    pub sessions: Vec<Option<(usize, crate::traffic::http::Session)>>,
+    pub free_sessions: Vec<usize>,
+    /// Open-loop sources (flat Poisson, flat CBR, then `udp` groups' streams), each with its
+    /// route and first-emission offset; counters are in `Meters::class_ctr`.
+    pub sources: Vec<OpenLoopSource>,
+    pub source_routes: Vec<super::Route>,
+    pub source_start: Vec<Time>,
+}
+
 impl World<'_> {
     /// Each `bulk` group's flows, after the flat long flows (ids from `first`): start time and
     /// RTT drawn as the flat flows' (from their flow id's stream), the group's TCP and route.
@@ -43,18 +68,18 @@ impl World<'_> {
         for (i, g) in cfg.traffic.iter().enumerate() {
             let Kind::Bulk(p) = g.kind() else { continue };
             if p.schedule.is_some() {
-                self.bulk_schedules.push((i, f, p.clone(), 0));
+                self.traffic.bulk_schedules.push((i, f, p.clone(), 0));
             }
             for _ in 0..p.flows {
-                self.add_long_flow(f, self.traffic_tcp_group[i], self.net.traffic_routes[i], None);
+                self.add_long_flow(f, self.traffic.traffic_tcp_group[i], self.net.traffic_routes[i], None);
                 f += 1;
             }
         }
     }
 
     pub(super) fn schedule_bulk_steps(&mut self) {
-        for k in 0..self.bulk_schedules.len() {
-            let (_, _, p, _) = &self.bulk_schedules[k];
+        for k in 0..self.traffic.bulk_schedules.len() {
+            let (_, _, p, _) = &self.traffic.bulk_schedules[k];
             let t = p.schedule.as_ref().expect("scheduled groups")[0].time_s;
             self.events.push(from_secs(t), Event::BulkStep(k as u32));
         }
@@ -63,7 +88,7 @@ impl World<'_> {
     /// A bulk group's schedule step: its first `active_flows` flows send, the others stop taking
     /// new data (see `traffic::bulk`).
     pub(super) fn bulk_step(&mut self, k: usize) {
-        let (_, first, p, step) = &mut self.bulk_schedules[k];
+        let (_, first, p, step) = &mut self.traffic.bulk_schedules[k];
         let steps = p.schedule.as_ref().expect("scheduled groups");
         let active = steps[*step].active_flows as usize;
         *step += 1;
@@ -74,11 +99,11 @@ impl World<'_> {
         }
         for f in first..first + flows {
             let on = f - first < active;
-            if on && self.senders[f].paused() {
-                self.senders[f].resume(self.now, &mut self.outbox);
+            if on && self.conns.senders[f].paused() {
+                self.conns.senders[f].resume(self.now, &mut self.conns.outbox);
                 self.flush(f);
-            } else if !on && !self.senders[f].paused() {
-                self.senders[f].pause();
+            } else if !on && !self.conns.senders[f].paused() {
+                self.conns.senders[f].pause();
             }
         }
     }
@@ -97,13 +122,18 @@ impl World<'_> {
                 cfg.rtt_spread_ms,
                 seed,
             );
-            self.gens.push(TransferGen { arrivals, route: self.net.default_route, tcp_group: 0, class: Class::Pareto });
+            self.traffic.gens.push(TransferGen {
+                arrivals,
+                route: self.net.default_route,
+                tcp_group: 0,
+                class: Class::Pareto,
+            });
         }
         for (i, g) in cfg.traffic.iter().enumerate() {
             if let Kind::Pareto(p) = g.kind() {
                 let arrivals = PoissonTransfers::group(&p, i, self.pkt_bytes, rtt, seed);
-                let tcp_group = self.traffic_tcp_group[i];
-                self.gens.push(TransferGen {
+                let tcp_group = self.traffic.traffic_tcp_group[i];
+                self.traffic.gens.push(TransferGen {
                     arrivals,
                     route: self.net.traffic_routes[i],
                     tcp_group,
@@ -111,27 +141,27 @@ impl World<'_> {
                 });
             }
         }
-        self.gen_class = self.gens.iter().map(|g| g.class).collect();
+        self.traffic.gen_class = self.traffic.gens.iter().map(|g| g.class).collect();
         for (i, g) in cfg.traffic.iter().enumerate() {
             if let Kind::Http(p) = g.kind() {
                 let group = HttpGroup::new(p, i, seed, cfg.start_window_s, self.warm);
-                self.http.push(HttpSource {
+                self.traffic.http.push(HttpSource {
                     group,
                     route: self.net.traffic_routes[i],
-                    tcp_group: self.traffic_tcp_group[i],
-                    generator: self.gen_class.len(),
+                    tcp_group: self.traffic.traffic_tcp_group[i],
+                    generator: self.traffic.gen_class.len(),
                 });
-                self.gen_class.push(Class::Http);
+                self.traffic.gen_class.push(Class::Http);
             }
         }
-        if !self.gen_class.is_empty() {
-            self.transfers = Some(Transfers::new(self.n_long, self.gen_class.len(), self.warm));
+        if !self.traffic.gen_class.is_empty() {
+            self.traffic.transfers = Some(Transfers::new(self.conns.n_long, self.traffic.gen_class.len(), self.warm));
         }
     }
 
     pub(super) fn schedule_sessions(&mut self) {
-        for h in 0..self.http.len() {
-            if let Some(t) = self.http[h].group.next_start() {
+        for h in 0..self.traffic.http.len() {
+            if let Some(t) = self.traffic.http[h].group.next_start() {
                 self.events.push(t, Event::SessionArrival(h as u32));
             }
         }
@@ -141,48 +171,49 @@ impl World<'_> {
     /// object now.
     pub(super) fn session_arrival(&mut self, h: usize) {
         let rtt = (self.cfg.rtt_ms, self.cfg.rtt_spread_ms);
-        let session = self.http[h].group.start_session(self.now, rtt);
-        if let Some(t) = self.http[h].group.next_start() {
+        let session = self.traffic.http[h].group.start_session(self.now, rtt);
+        if let Some(t) = self.traffic.http[h].group.next_start() {
             self.events.push(t.max(self.now), Event::SessionArrival(h as u32));
         }
-        let k = match self.free_sessions.pop() {
+        let k = match self.traffic.free_sessions.pop() {
             Some(k) => k,
             None => {
-                self.sessions.push(None);
-                self.sessions.len() - 1
+                self.traffic.sessions.push(None);
+                self.traffic.sessions.len() - 1
             }
         };
-        self.sessions[k] = Some((h, session));
+        self.traffic.sessions[k] = Some((h, session));
         self.session_step(k);
     }
 
     /// Session slot `k`'s next object starts (and its next event is scheduled, or it ends).
     pub(super) fn session_step(&mut self, k: usize) {
-        let (h, mut s) = self.sessions[k].take().expect("a live session");
-        let step = self.http[h].group.step(&mut s, self.now, self.pkt_bytes);
-        let (route, tcp_group, generator) = (self.http[h].route, self.http[h].tcp_group, self.http[h].generator);
+        let (h, mut s) = self.traffic.sessions[k].take().expect("a live session");
+        let step = self.traffic.http[h].group.step(&mut s, self.now, self.pkt_bytes);
+        let (route, tcp_group, generator) =
+            (self.traffic.http[h].route, self.traffic.http[h].tcp_group, self.traffic.http[h].generator);
         let sender_rng = stream(self.cfg.seed as u64, Stream::TrafficSender, step.sender_id);
         let arrival = Arrival { rtt_s: s.rtt_s, size_pkts: step.size_pkts, size_bytes: step.size_bytes, sender_rng };
         match step.next {
             Some(t) => {
-                self.sessions[k] = Some((h, s));
+                self.traffic.sessions[k] = Some((h, s));
                 self.events.push(t, Event::SessionStep(k as u32));
             }
-            None => self.free_sessions.push(k),
+            None => self.traffic.free_sessions.push(k),
         }
         self.start_transfer(generator, route, tcp_group, arrival);
     }
 
     pub(super) fn schedule_transfers(&mut self) {
-        for g in 0..self.gens.len() {
-            let gap = self.gens[g].arrivals.next_gap();
+        for g in 0..self.traffic.gens.len() {
+            let gap = self.traffic.gens[g].arrivals.next_gap();
             self.events.push(gap, Event::TransferArrival(g as u32));
         }
     }
 
     /// Generator `g`'s next transfer arrives.
     pub(super) fn transfer_arrival(&mut self, g: usize) {
-        let gen = &mut self.gens[g];
+        let gen = &mut self.traffic.gens[g];
         let gap = gen.arrivals.next_gap();
         let arrival = gen.arrivals.arrive();
         let (route, tcp_group) = (gen.route, gen.tcp_group);
@@ -194,7 +225,7 @@ impl World<'_> {
     fn start_transfer(&mut self, generator: usize, route: usize, tcp_group: usize, a: Arrival) {
         let one_way = from_secs(a.rtt_s / 2.0).saturating_sub(self.net.one_way(route));
         let pool = tcp_group * self.net.routes.len() + route;
-        let transfers = self.transfers.as_mut().expect("transfers exist with generators");
+        let transfers = self.traffic.transfers.as_mut().expect("transfers exist with generators");
         let placed = transfers.place(self.now, pool, generator, a.size_pkts, a.size_bytes, one_way);
         let f = placed.conn;
         let sender: TcpSender = self.new_sender(tcp_group, a.sender_rng).with_size(a.size_pkts);
@@ -204,11 +235,11 @@ impl World<'_> {
         } else {
             // The slot's old transfer has nothing left in the network (see `transfers`), and
             // crossed the same route with the same TCP.
-            self.senders[f] = sender;
-            self.receivers[f] = self.new_receiver();
+            self.conns.senders[f] = sender;
+            self.conns.receivers[f] = self.new_receiver();
             self.set_path_delays(f, route, a.rtt_s);
         }
-        self.senders[f].start(self.now, &mut self.outbox);
+        self.conns.senders[f].start(self.now, &mut self.conns.outbox);
         self.flush(f);
     }
 
@@ -245,9 +276,9 @@ impl World<'_> {
     }
 
     fn add_source(&mut self, src: OpenLoopSource, route: super::Route, start: crate::time::Time) {
-        self.sources.push(src);
-        self.source_routes.push(route);
-        self.source_start.push(start);
+        self.traffic.sources.push(src);
+        self.traffic.source_routes.push(route);
+        self.traffic.source_start.push(start);
     }
 
     /// Per topology link, the TCP flows crossing it that are active (a long flow that started and
@@ -256,10 +287,10 @@ impl World<'_> {
     pub(super) fn flows_by_link(&self) -> (Vec<usize>, Vec<usize>) {
         let n_net = self.net.links.len();
         let (mut active, mut in_ca) = (vec![0usize; n_net], vec![0usize; n_net]);
-        for f in 0..self.senders.len() {
-            let s = &self.senders[f];
+        for f in 0..self.conns.senders.len() {
+            let s = &self.conns.senders[f];
             let st = s.st();
-            let is_active = match &self.transfers {
+            let is_active = match &self.traffic.transfers {
                 Some(t) if t.is_transfer(f) => t.in_progress(f),
                 _ => st.maxseq >= 0 && (!s.paused() || st.highest_ack < st.maxseq),
             };
@@ -267,7 +298,7 @@ impl World<'_> {
                 continue;
             }
             let ca = st.cwnd >= st.ssthresh && st.ca_open();
-            for &l in &self.net.routes[self.conns[f].route as usize].links {
+            for &l in &self.net.routes[self.conns.conn[f].route as usize].links {
                 active[l] += 1;
                 in_ca[l] += ca as usize;
             }
@@ -278,18 +309,18 @@ impl World<'_> {
     /// Updates the class counters of transfer connection `f`.
     #[inline(always)]
     pub(super) fn count_transfer(&mut self, f: usize, update: impl FnOnce(&mut ClassCounters)) {
-        let t = self.transfers.as_ref().expect("connections past the long flows are transfers");
-        let class = self.gen_class[t.generator(f)];
-        update(&mut self.class_ctr[class as usize]);
+        let t = self.traffic.transfers.as_ref().expect("connections past the long flows are transfers");
+        let class = self.traffic.gen_class[t.generator(f)];
+        update(&mut self.meters.class_ctr[class as usize]);
     }
 
     /// A packet or ACK of connection `f` left the network; frees a finished transfer's slot.
     #[inline(always)]
     pub(super) fn transfer_left(&mut self, f: usize) {
-        if let Some(t) = self.transfers.as_mut() {
+        if let Some(t) = self.traffic.transfers.as_mut() {
             if t.is_transfer(f) {
                 t.left(f);
-                t.release_if_done(f, self.senders[f].finished());
+                t.release_if_done(f, self.conns.senders[f].finished());
             }
         }
     }
@@ -341,25 +372,25 @@ impl World<'_> {
                 fct_mean_ms_100kb_to_1mb: None,
                 fct_mean_ms_over_1mb: None,
             };
-            let c = self.class_ctr[class as usize].since(&self.class_ctr_at_warm[class as usize]);
+            let c = self.meters.class_ctr[class as usize].since(&self.meters.class_ctr_at_warm[class as usize]);
             match class {
-                Class::Bulk if self.n_long > 0 => {
+                Class::Bulk if self.conns.n_long > 0 => {
                     let (mut sent, mut dropped, mut delivered) = (0, 0, 0);
-                    for f in 0..self.n_long {
-                        let (warm_stats, warm_delivered) = self.flow_at_warm[f];
-                        sent += self.senders[f].stats().sent - warm_stats.sent;
-                        dropped += self.flow_dropped[f] - self.flow_dropped_at_warm[f];
-                        delivered += self.receivers[f].delivered - warm_delivered;
+                    for f in 0..self.conns.n_long {
+                        let (warm_stats, warm_delivered) = self.meters.flow_at_warm[f];
+                        sent += self.conns.senders[f].stats().sent - warm_stats.sent;
+                        dropped += self.meters.flow_dropped[f] - self.meters.flow_dropped_at_warm[f];
+                        delivered += self.conns.receivers[f].delivered - warm_delivered;
                     }
-                    row.flows = self.n_long as i64;
+                    row.flows = self.conns.n_long as i64;
                     row.offered_mbps = mbps(sent as f64 * pkt_bits);
                     row.goodput_mbps = mbps(delivered as f64 * pkt_bits);
                     row.loss_rate = loss(dropped, sent);
                 }
-                Class::Http | Class::Pareto if self.gen_class.contains(&class) => {
-                    let t = self.transfers.as_ref().expect("transfers exist with generators");
+                Class::Http | Class::Pareto if self.traffic.gen_class.contains(&class) => {
+                    let t = self.traffic.transfers.as_ref().expect("transfers exist with generators");
                     let mut st = FctStats::default();
-                    for (g, &c) in self.gen_class.iter().enumerate() {
+                    for (g, &c) in self.traffic.gen_class.iter().enumerate() {
                         if c == class {
                             st.merge(&t.stats[g]);
                         }
@@ -374,7 +405,7 @@ impl World<'_> {
                         size_p50_pkts: st.size_quantile_pkts(0.5),
                         size_p99_pkts: st.size_quantile_pkts(0.99),
                         pages: (class == Class::Http)
-                            .then(|| self.http.iter().map(|h| h.group.pages_in_window()).sum::<u64>() as i64),
+                            .then(|| self.traffic.http.iter().map(|h| h.group.pages_in_window()).sum::<u64>() as i64),
                         transfers_done: st.done as i64,
                         fct_mean_ms: st.mean_ms(),
                         fct_p50_ms: st.quantile_ms(0.5),
@@ -386,8 +417,8 @@ impl World<'_> {
                         ..row
                     };
                 }
-                Class::Udp if !self.sources.is_empty() => {
-                    row.flows = self.sources.len() as i64;
+                Class::Udp if !self.traffic.sources.is_empty() => {
+                    row.flows = self.traffic.sources.len() as i64;
                     row.offered_mbps = mbps(c.sent_bytes as f64 * 8.0);
                     row.goodput_mbps = mbps(c.delivered_bytes as f64 * 8.0);
                     row.loss_rate = loss(c.dropped, c.sent);
