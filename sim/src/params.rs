@@ -631,6 +631,18 @@ pub trait HasKeys {
     fn keys() -> &'static [&'static str];
 }
 
+/// Declares a registry of components, one file each: `registry!(POLICIES: PolicyEntry = [fixed,
+/// bdp])` writes `pub mod fixed; pub mod bdp;` and the table `[fixed::ENTRY, bdp::ENTRY]`, so that
+/// a new component is its file and one line.
+#[macro_export]
+macro_rules! registry {
+    ($(#[$doc:meta])* $table:ident: $entry:ty = [$($module:ident),* $(,)?]) => {
+        $(pub mod $module;)*
+        $(#[$doc])*
+        pub const $table: &[$entry] = &[$($module::ENTRY,)*];
+    };
+}
+
 /// Implements `Param` for a union section: `union_param!(TcpConfig, TCP_UNION, TcpCommon)`.
 #[macro_export]
 macro_rules! union_param {

@@ -84,19 +84,7 @@ pub const ENTRY: PolicyEntry = PolicyEntry {
     make: |v, _| make(v, false),
 };
 
-pub const UNDAMPED_ENTRY: PolicyEntry = PolicyEntry {
-    def: VariantDef {
-        name: "abs_u_undamped",
-        doc: "ABS with the undamped utilization controller, eq. 7 (diverges on a non-bottleneck link)",
-        params: AbsParams::specs,
-        keys: AbsParams::KEYS,
-        normalize: normalize::<AbsParams>,
-    },
-    adaptive: true,
-    make: |v, _| make(v, true),
-};
-
-fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferPolicy>, ConfigError> {
+pub(super) fn make(v: &Value, undamped: bool) -> Result<Box<dyn BufferPolicy>, ConfigError> {
     let p = AbsParams::parse(v)?;
     let damping = match (undamped, p.damping.as_str()) {
         (true, _) => Damping::None,

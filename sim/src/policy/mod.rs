@@ -9,16 +9,6 @@
 //! A new policy is one file with its parameters and constructor, plus one line in `POLICIES`, as
 //! ns-3's queue disciplines or htsim's queues are registered.
 
-pub mod abs;
-pub mod adt;
-pub mod bdp;
-pub mod bscl;
-pub mod dick_newreno;
-pub mod enachescu;
-pub mod fixed;
-pub mod schedule;
-pub mod stanford;
-
 use crate::params::{positive, Check, ConfigError, UnionDef, Value, VariantDef};
 
 /// What a static rule knows of its link when the run starts.
@@ -122,18 +112,21 @@ pub struct PolicyEntry {
     pub make: fn(&Value, &LinkContext) -> Result<Box<dyn BufferPolicy>, ConfigError>,
 }
 
-pub const POLICIES: &[PolicyEntry] = &[
-    fixed::ENTRY,
-    bdp::ENTRY,
-    stanford::ENTRY,
-    enachescu::ENTRY,
-    dick_newreno::ENTRY,
-    bscl::ENTRY,
-    abs::ENTRY,
-    abs::UNDAMPED_ENTRY,
-    adt::ENTRY,
-    schedule::ENTRY,
-];
+crate::registry! {
+    /// The buffer policies (`buffer_policy`): one line each.
+    POLICIES: PolicyEntry = [
+        fixed,
+        bdp,
+        stanford,
+        enachescu,
+        dick_newreno,
+        bscl,
+        abs,
+        abs_u_undamped,
+        adt,
+        schedule,
+    ]
+}
 
 crate::params! {
     /// Settings common to every buffer policy.

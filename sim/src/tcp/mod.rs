@@ -19,25 +19,16 @@
 //! Adding a window law, recovery or release: one file, plus its variant and table line in the
 //! registry below.
 
-pub mod bic;
-pub mod cubic;
-pub mod highspeed;
-pub mod htcp;
 pub mod linux;
-pub mod lp;
 pub mod mix;
-pub mod newreno;
 pub mod receiver;
 pub mod recovery;
 pub mod release;
-pub mod scalable;
 pub mod sender;
-pub mod westwood;
 
 use crate::params::{float_in, int_in, non_negative, one_of, opt, positive, PresetDef, UnionDef, Value, VariantDef};
 use crate::rng::SimRng;
 use crate::time::Time;
-use enum_dispatch::enum_dispatch;
 
 /// The last congestion action, as ns-2's `last_cwnd_action_`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +142,6 @@ pub struct Echo {
 }
 
 /// A window law (`cc`): window growth on ACKs and the response to losses.
-#[enum_dispatch]
 pub trait WindowLaw: Send {
     /// Every ACK, new or duplicate, in or out of recovery, before the sender acts on it (`st`
     /// still holds the old `highest_ack`).
@@ -188,7 +178,6 @@ pub enum AckKind {
 }
 
 /// Loss recovery: what a new ACK does during fast recovery.
-#[enum_dispatch]
 pub trait Recovery: Send {
     /// A cumulative ACK above `st.highest_ack` (`st` still holds the old value). Ends or
     /// continues recovery; an ordinary ACK goes on to the window law.
@@ -254,7 +243,6 @@ pub trait Recovery: Send {
 }
 
 /// How a sender releases the packets its window allows (see `sender::SenderCore`).
-#[enum_dispatch]
 pub trait Release: Send {
     /// After an ACK, at the start, and after a timeout: release at most `budget` packets (0 =
     /// as many as allowed) or arm the release timer (`core.send_deadline`).
@@ -274,76 +262,82 @@ pub struct LawEntry {
     pub factory: fn(&Value) -> LawFactory,
 }
 
-// Each registry is an enum over its components, dispatched statically through `enum_dispatch`
-// (a sender holds its law, recovery and release inline: no box to reach and no virtual call on
-// every ACK, where boxed trait objects were three more allocations per sender), and a table that
-// names and builds them. A new component is its file, its
-// variant and its table line. (A macro writing both from one line would trip enum_dispatch's
-// hygiene: its generated bindings do not resolve inside macro_rules output.)
+// Each registry is an enum over its components, dispatched statically (a sender holds its law,
+// recovery and release inline: no box to reach and no virtual call on every ACK, where boxed
+// trait objects cost three more allocations per sender), and a table that names and builds them.
+// The macros write the modules, the enum, its dispatch and the table from one line per component
+// (enum_dispatch, which we used before, cannot: its bindings do not resolve in macro_rules output).
 
-/// A window law, statically dispatched.
-#[enum_dispatch(WindowLaw)]
-pub enum AnyLaw {
-    NewReno(newreno::Aimd),
-    HighSpeed(highspeed::HighSpeed),
-    Cubic(cubic::Cubic),
-    Scalable(scalable::Scalable),
-    Bic(bic::Bic),
-    Htcp(htcp::Htcp),
-    Westwood(westwood::Westwood),
-    Lp(lp::Lp),
+/// Declares the window laws: for each `module::Type`, `pub mod module;`, an `AnyLaw` variant
+/// dispatching `WindowLaw` to it, and `module::ENTRY` in `LAWS`.
+macro_rules! window_laws {
+    ($($module:ident::$law:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// A window law, statically dispatched.
+        pub enum AnyLaw {
+            $($law($module::$law),)*
+        }
+
+        $(impl From<$module::$law> for AnyLaw {
+            fn from(law: $module::$law) -> Self {
+                AnyLaw::$law(law)
+            }
+        })*
+
+        impl WindowLaw for AnyLaw {
+            #[inline]
+            fn on_ack_event(&mut self, st: &mut TcpState, ev: &AckEvent) {
+                match self { $(AnyLaw::$law(l) => l.on_ack_event(st, ev),)* }
+            }
+            #[inline]
+            fn wants_timestamps(&self) -> bool {
+                match self { $(AnyLaw::$law(l) => l.wants_timestamps(),)* }
+            }
+            #[inline]
+            fn min_cwnd(&self, st: &TcpState) -> Option<f64> {
+                match self { $(AnyLaw::$law(l) => l.min_cwnd(st),)* }
+            }
+            #[inline]
+            fn on_ack(&mut self, st: &mut TcpState, ack: &Ack) {
+                match self { $(AnyLaw::$law(l) => l.on_ack(st, ack),)* }
+            }
+            #[inline]
+            fn on_fast_retransmit(&mut self, st: &mut TcpState, now: Time) {
+                match self { $(AnyLaw::$law(l) => l.on_fast_retransmit(st, now),)* }
+            }
+            #[inline]
+            fn on_timeout(&mut self, st: &mut TcpState, now: Time) {
+                match self { $(AnyLaw::$law(l) => l.on_timeout(st, now),)* }
+            }
+        }
+
+        /// The window laws (`tcp.cc`).
+        pub const LAWS: &[LawEntry] = &[$($module::ENTRY,)*];
+    };
 }
 
-/// The window laws (`tcp.cc`).
-pub const LAWS: &[LawEntry] = &[
-    newreno::ENTRY,
-    cubic::ENTRY,
-    highspeed::ENTRY,
-    scalable::ENTRY,
-    bic::ENTRY,
-    htcp::ENTRY,
-    westwood::ENTRY,
-    lp::ENTRY,
-];
-
-/// A loss recovery, statically dispatched.
-#[enum_dispatch(Recovery)]
-pub enum AnyRecovery {
-    Reno(recovery::reno::Reno),
-    NewReno(recovery::newreno::NewReno),
-    Sack(recovery::sack::Sack),
-    Linux(recovery::linux::Linux),
+// The window laws: one line each.
+window_laws! {
+    newreno::Aimd,
+    cubic::Cubic,
+    highspeed::HighSpeed,
+    scalable::Scalable,
+    bic::Bic,
+    htcp::Htcp,
+    westwood::Westwood,
+    lp::Lp,
 }
 
-/// The loss recoveries (`tcp.recovery`).
-pub const RECOVERIES: &[(&str, fn() -> AnyRecovery)] = &[
-    ("reno", || recovery::reno::Reno.into()),
-    ("newreno", || recovery::newreno::NewReno::default().into()),
-    ("sack", || recovery::sack::Sack::default().into()),
-    ("linux", || recovery::linux::Linux::default().into()),
-];
-
-/// A release discipline, statically dispatched.
-#[enum_dispatch(Release)]
-pub enum AnyRelease {
-    Window(release::window::Window),
-    Paced(release::paced::Paced),
-    Poisson(release::poisson::Poisson),
-}
-
-/// The release disciplines (`tcp.release`); each gets the flow's random stream.
-pub const RELEASES: &[(&str, fn(SimRng) -> AnyRelease)] = &[
-    ("window", |_| release::window::Window.into()),
-    ("paced", |_| release::paced::Paced::default().into()),
-    ("poisson", |rng| release::poisson::Poisson::new(rng).into()),
-];
+pub use recovery::{AnyRecovery, RecoveryEntry, RECOVERIES};
+pub use release::{AnyRelease, ReleaseEntry, RELEASES};
 
 pub fn recovery_names() -> Vec<&'static str> {
-    RECOVERIES.iter().map(|(n, _)| *n).collect()
+    RECOVERIES.iter().map(|e| e.name).collect()
 }
 
 pub fn release_names() -> Vec<&'static str> {
-    RELEASES.iter().map(|(n, _)| *n).collect()
+    RELEASES.iter().map(|e| e.name).collect()
 }
 
 pub fn law_names() -> Vec<&'static str> {
@@ -473,12 +467,12 @@ impl TcpConfig {
 
     pub fn make_recovery(&self) -> AnyRecovery {
         let name = &self.0.common.recovery;
-        (RECOVERIES.iter().find(|(n, _)| n == name).expect("recovery validated in config").1)()
+        (RECOVERIES.iter().find(|e| e.name == name).expect("recovery validated in config").make)()
     }
 
     pub fn make_release(&self, rng: SimRng) -> AnyRelease {
         let name = &self.0.common.release;
-        (RELEASES.iter().find(|(n, _)| n == name).expect("release validated in config").1)(rng)
+        (RELEASES.iter().find(|e| e.name == name).expect("release validated in config").make)(rng)
     }
 }
 

@@ -11,9 +11,6 @@
 //! packets it clocks out, which this split keeps exact. So a flow's RTT must be at least twice
 //! its route's one-way link delay (the reverse direction crosses the same links).
 
-pub mod dumbbell;
-pub mod parking_lot;
-
 use crate::params::{ConfigError, UnionDef, Value, VariantDef};
 use crate::policy::PolicyConfig;
 use crate::queue::Limit;
@@ -98,7 +95,10 @@ pub struct TopologyEntry {
     pub build: fn(&Flat, &Value) -> Result<Network, ConfigError>,
 }
 
-pub const TOPOLOGIES: &[TopologyEntry] = &[dumbbell::ENTRY, parking_lot::ENTRY];
+crate::registry! {
+    /// The topologies (`topology.name`): one line each.
+    TOPOLOGIES: TopologyEntry = [dumbbell, parking_lot]
+}
 
 crate::params! {
     /// Parameters common to every topology (none yet).

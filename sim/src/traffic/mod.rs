@@ -1,7 +1,7 @@
 //! Traffic groups (`traffic`): what runs over the topology beside (or instead of) the flat
 //! shorthands (`flows`, `short_mbps`, `poisson_mbps`, `cbr_mbps`). Each group has a kind, a route
 //! (the topology links it crosses) and, for TCP kinds, its own tcp section. A new kind is one file
-//! here plus one line in `KINDS`:
+//! here plus one line in `KINDS`, with its build in `world/traffic.rs` and its `Kind`:
 //! - `bulk`: long-lived TCP flows, optionally with an on/off schedule (ABS section 4.3, Fig. 4);
 //! - `http`: web sessions of pages of objects, each object a TCP transfer (ABS section 4.4);
 //! - `pareto`: TCP transfers of Pareto (or fixed) sizes arriving as a Poisson process at an
@@ -9,12 +9,8 @@
 //! - `udp`: constant-bit-rate or Poisson packet streams (ABS section 4.6; the flat open-loop
 //!   sources are its single-flow case).
 
-pub mod bulk;
-pub mod http;
-pub mod pareto;
 pub mod sizes;
 pub mod transfers;
-pub mod udp;
 
 use crate::params::{ConfigError, Param, UnionDef, VariantDef};
 use crate::tcp::TcpConfig;
@@ -26,7 +22,10 @@ pub struct TrafficEntry {
     pub tcp: bool,
 }
 
-pub const KINDS: &[TrafficEntry] = &[bulk::ENTRY, http::ENTRY, pareto::ENTRY, udp::ENTRY];
+crate::registry! {
+    /// The traffic kinds (`traffic.N.kind`).
+    KINDS: TrafficEntry = [bulk, http, pareto, udp]
+}
 
 crate::params! {
     /// Settings every traffic group has.

@@ -46,6 +46,8 @@ enum CaState {
     Loss,
 }
 
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "linux", make: || Linux::default().into() };
+
 pub struct Linux {
     board: Scoreboard,
     state: CaState,

@@ -1,8 +1,99 @@
 //! Loss recovery (`tcp.recovery`): after three duplicate ACKs (reno, newreno, sack), or from a
-//! scoreboard (linux, with `scoreboard.rs`); one file each, registered in `tcp::RECOVERIES`.
+//! scoreboard (linux, with `scoreboard.rs`); one file each, one line in `recoveries!` below.
 
-pub mod linux;
-pub mod newreno;
-pub mod reno;
-pub mod sack;
 pub mod scoreboard;
+
+use super::sender::SenderCore;
+use super::{Ack, AckKind, AnyLaw, Recovery, TcpState};
+use crate::time::Time;
+
+/// A registered loss recovery: its name (`tcp.recovery`) and its constructor.
+pub struct RecoveryEntry {
+    pub name: &'static str,
+    pub make: fn() -> AnyRecovery,
+}
+
+/// Declares the recoveries: for each `module::Type`, `pub mod module;`, an `AnyRecovery` variant
+/// dispatching `Recovery` to it, and `module::ENTRY` in `RECOVERIES` (see `tcp` on why a macro).
+macro_rules! recoveries {
+    ($($module:ident::$ty:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// A loss recovery, statically dispatched.
+        pub enum AnyRecovery {
+            $($ty($module::$ty),)*
+        }
+
+        $(impl From<$module::$ty> for AnyRecovery {
+            fn from(r: $module::$ty) -> Self {
+                AnyRecovery::$ty(r)
+            }
+        })*
+
+        impl Recovery for AnyRecovery {
+            #[inline]
+            fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
+                match self { $(AnyRecovery::$ty(r) => r.on_new_ack(st, law, ack, ackno),)* }
+            }
+            #[inline]
+            fn send_budget(&self, st: &TcpState, max_burst: u32) -> Option<u32> {
+                match self { $(AnyRecovery::$ty(r) => r.send_budget(st, max_burst),)* }
+            }
+            #[inline]
+            fn on_fast_retransmit(&mut self, st: &mut TcpState) {
+                match self { $(AnyRecovery::$ty(r) => r.on_fast_retransmit(st),)* }
+            }
+            #[inline]
+            fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
+                match self { $(AnyRecovery::$ty(r) => r.on_sack(st, blocks),)* }
+            }
+            #[inline]
+            fn inflates_window(&self) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.inflates_window(),)* }
+            }
+            #[inline]
+            fn send(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.send(core, now, out),)* }
+            }
+            #[inline]
+            fn on_timeout(&mut self, st: &TcpState) {
+                match self { $(AnyRecovery::$ty(r) => r.on_timeout(st),)* }
+            }
+            #[inline]
+            fn goes_back_n(&self) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.goes_back_n(),)* }
+            }
+            #[inline]
+            fn uses_sack(&self) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.uses_sack(),)* }
+            }
+            #[inline]
+            fn counts_rtt_ticks(&self) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.counts_rtt_ticks(),)* }
+            }
+            #[inline]
+            fn on_any_ack(
+                &mut self,
+                core: &mut SenderCore,
+                law: &mut AnyLaw,
+                ack: &Ack,
+                ackno: i64,
+                sack: &[(i64, i64)],
+                out: &mut Vec<i64>,
+            ) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.on_any_ack(core, law, ack, ackno, sack, out),)* }
+            }
+        }
+
+        /// The loss recoveries (`tcp.recovery`).
+        pub const RECOVERIES: &[RecoveryEntry] = &[$($module::ENTRY,)*];
+    };
+}
+
+// The recoveries: one line each.
+recoveries! {
+    reno::Reno,
+    newreno::NewReno,
+    sack::Sack,
+    linux::Linux,
+}

@@ -6,6 +6,8 @@
 
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "newreno", make: || NewReno::default().into() };
+
 #[derive(Default)]
 pub struct NewReno {
     /// A partial ACK has been seen in the current recovery.

@@ -6,6 +6,8 @@
 
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "reno", make: || Reno.into() };
+
 pub struct Reno;
 
 impl Recovery for Reno {

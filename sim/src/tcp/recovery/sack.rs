@@ -26,6 +26,8 @@ use crate::time::Time;
 /// RFC 6675's DupThresh, in packets.
 const DUP_THRESH: i64 = 3;
 
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "sack", make: || Sack::default().into() };
+
 #[derive(Default)]
 pub struct Sack {
     /// SACKed packets above the cumulative ACK: sorted, disjoint, non-adjacent [start, end).

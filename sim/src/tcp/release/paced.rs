@@ -8,6 +8,8 @@ use crate::tcp::sender::SenderCore;
 use crate::tcp::Release;
 use crate::time::{from_secs, Time};
 
+pub const ENTRY: super::ReleaseEntry = super::ReleaseEntry { name: "paced", make: |_| Paced::default().into() };
+
 #[derive(Default)]
 pub struct Paced {
     /// Earliest time of the next release.

@@ -13,6 +13,8 @@ use crate::tcp::Release;
 use crate::time::{from_secs, Time};
 use rand_distr::{Distribution, Exp1};
 
+pub const ENTRY: super::ReleaseEntry = super::ReleaseEntry { name: "poisson", make: |rng| Poisson::new(rng).into() };
+
 pub struct Poisson {
     rng: SimRng,
 }

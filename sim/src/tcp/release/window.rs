@@ -4,6 +4,8 @@ use crate::tcp::sender::SenderCore;
 use crate::tcp::Release;
 use crate::time::Time;
 
+pub const ENTRY: super::ReleaseEntry = super::ReleaseEntry { name: "window", make: |_| Window.into() };
+
 pub struct Window;
 
 impl Release for Window {
