@@ -8,8 +8,6 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (registers the plugins' configs)
-import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
 from sweeps.precheck import CONF_DIR, precheck
 from sweeps.schema import register
 

@@ -19,9 +19,6 @@ from sweeps.schema import RunSpec, build_spec, register
 
 def compose_config(overrides: list[str]) -> DictConfig:
     """The config `python -m sweeps <overrides>` would run, composed by Hydra."""
-    import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (registers the plugins' configs)
-    import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
-
     register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose("config", overrides=overrides)

@@ -18,6 +18,7 @@ from hydra.core.override_parser.types import Glob
 from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
+from sweeps import schema
 from sweeps.errors import exit_usage
 from sweeps.schema import OPERATIONAL, convert
 
@@ -35,14 +36,15 @@ SUPPORTED_HYDRA_GROUPS = (
 
 
 def group_options() -> dict[str, list[str]]:
-    """Each config group's options, nested ones (`buffer_policy=abs2010/stanford`) after the others."""
-    return {
-        d.name: sorted(
-            (p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")), key=lambda o: ("/" in o, o)
-        )
-        for d in CONF_DIR.iterdir()
-        if d.is_dir()
-    }
+    """Each config group's options: those generated from the engine's registries (`tcp=cubic`) and
+    the YAML presets in conf/, in order, nested ones (`buffer_policy=abs2010/stanford`) last."""
+    options = {section: set(schema.group_options(section)) for section in schema.SECTIONS}
+    for d in CONF_DIR.iterdir():
+        if d.is_dir():
+            options.setdefault(d.name, set()).update(
+                p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")
+            )
+    return {group: sorted(names, key=lambda o: ("/" in o, o)) for group, names in options.items()}
 
 
 def _group_values(o, key: str, options: list[str]) -> list[str]:

@@ -162,7 +162,25 @@ and not sweepable."""
 """Run parameters that are not engine fields but are recorded with every run."""
 
 
+def group_options(section: str) -> dict[str, Any]:
+    """The options of a section's config group, from the engine's registry: each variant with its
+    defaults, then each preset (a preset of a variant's name, as `tcp=cubic`, replaces it)."""
+    u = SECTIONS[section]
+    variants = {v["name"]: v for v in u["variants"]}
+    options: dict[str, Any] = {name: hydra_variant(u, v)() for name, v in variants.items()}
+    for preset in u["presets"]:
+        cls = hydra_variant(u, variants[preset["set"][u["tag"]]])
+        options[preset["name"]] = cls(**preset["set"])
+    return options
+
+
 def register() -> None:
+    """Stores the generated configs in Hydra's ConfigStore (the schema, a schema per variant, and
+    the `tcp`, `topology` and `buffer_policy` groups' options) and registers buffersweep's sweeper
+    and launcher; call it before Hydra composes."""
+    import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (their configs register on import)
+    import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
+
     # Arithmetic for presets whose settings follow a swept one (ABS Table 2's RTTs in [30, 30 + 2N]
     # ms: `rtt_ms: ${add:30,${flows}}`); OmegaConf has no arithmetic of its own.
     OmegaConf.register_new_resolver("add", lambda *xs: sum(xs), replace=True)
@@ -172,6 +190,8 @@ def register() -> None:
     for section, u in SECTIONS.items():
         for v in u["variants"]:
             cs.store(name=f"schema_{section}_{v['name']}", node=hydra_variant(u, v))
+        for name, node in group_options(section).items():
+            cs.store(group=section, name=name, node=node)
 
 
 def _sweep_types(cls: type, prefix: str = "") -> dict[str, Any]:
