@@ -23,10 +23,12 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python -m sweeps.demo
 
-# Style and layering: ruff (Python style and imports), rustfmt.
+# Style and layering: ruff (Python style), rustfmt, and import-linter (sim <- sweeps <- analysis /
+# cluster; the Rust modules' acyclicity is a cargo test, sim/tests/modules.rs).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	cd sim && cargo fmt --check
 
 test: lint test-rust test-py
@@ -38,10 +40,10 @@ test-py: install
 	tests/run
 
 bench: install
-	$(BIN)/python -m sim.bench --baseline 0cd694d
-	$(BIN)/python -m sweeps.bench
-	$(BIN)/python -m sweeps.backends.bench
-	tests/netns $(BIN)/python -m cluster.bench
+	$(BIN)/python -m bench.engine --baseline 0cd694d
+	$(BIN)/python -m bench.orchestration
+	$(BIN)/python -m bench.backends
+	tests/netns $(BIN)/python -m bench.cluster
 
 # Every paper reproduction at full size: reports/NAME.{md,png} (tests run reduced grids), with
 # ns-2's side of the cross-checks where ns-2 is installed.

@@ -19,8 +19,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 import sim
-from analysis.rules import RULES, resolve_buffer_pkts
 from sim.config import variant_class_name
+from sim.rules import RULES, resolve_buffer_pkts
 from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 from sweeps import backends
 from sweeps.errors import UsageError

@@ -172,7 +172,7 @@ def test_bad_traffic_names_the_key_in_one_line(group, message):
 
 
 def test_the_web_benchmark_is_the_abs_web_preset():
-    from sim.bench import NEW_ONLY
+    from bench.engine import NEW_ONLY
 
     fields = NEW_ONLY["ABS web: 10Mb/s, 20 FTP + 28 HTTP sessions, 1200 s"]
     assert sim.SimConfig(**fields) == preset("abs_web", buffer_pkts=100, seed=1)

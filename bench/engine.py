@@ -1,4 +1,4 @@
-"""Engine benchmark: `python -m sim.bench` (or `make bench`).
+"""Engine benchmark: `python -m bench.engine` (or `make bench`).
 
 Runs the reference scenarios, each in its own process so that peak RSS is per scenario, and
 prints simulated seconds, bottleneck packets and events per wall-second, wall time and peak RSS.

@@ -1,4 +1,4 @@
-"""Cluster benchmark: `python -m cluster.bench [--rounds R] [--jobs N] [--sim-duration-s S]`
+"""Cluster benchmark: `python -m bench.cluster [--rounds R] [--jobs N] [--sim-duration-s S]`
 (part of `make bench`).
 
 The same CPU-bound sweep (24 jobs of about 3 s: 40 Reno flows on 100 Mb/s for 1,500 simulated
@@ -124,7 +124,7 @@ def plain(workers: int, jobs_n: int, sim_duration_s: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m cluster.bench")
+    ap = argparse.ArgumentParser(prog="python -m bench.cluster")
     ap.add_argument("--rounds", type=int, default=3, help="alternating 1-node / 2-node rounds (default 3)")
     ap.add_argument("--jobs", type=int, default=JOBS, help=f"jobs in the sweep (default {JOBS})")
     ap.add_argument(

@@ -1,4 +1,4 @@
-"""`python -m sweeps.backends.bench` (part of `make bench`): one dumbbell on every installed
+"""`python -m bench.backends` (part of `make bench`): one dumbbell on every installed
 backend, bottleneck packets per wall-second side by side, and for ns-3 the first run in a process
 (import, compile and set-up included) beside the next ones, which reuse the process."""
 

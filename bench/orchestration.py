@@ -1,4 +1,4 @@
-"""Orchestration benchmark: `python -m sweeps.bench` (part of `make bench`).
+"""Orchestration benchmark: `python -m bench.orchestration` (part of `make bench`).
 
 1,000 jobs of a near-empty simulation on an embedded local Ray, with MLflow off and on: jobs
 per second (execution; and until everything is stored and logged) and driver peak memory.
