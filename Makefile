@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
 
-.PHONY: install demo lint test test-rust test-py bench reproduce clean
+.PHONY: install demo lint check test test-rust test-py bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,7 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml $(RUST_SRC)
 	@echo "installing dependencies and building the Rust engine (about 3 minutes on 2 cores the first time)..."
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m sim.stubs  # sim/config.pyi, the type stub, from the engine's registries
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,15 +24,21 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python -m sweeps.demo
 
-# Style and layering: ruff (Python style), rustfmt, and import-linter (sim <- sweeps <- analysis /
+# Style and layering: ruff (Python style), rustfmt, clippy, and import-linter (sim <- sweeps <- analysis /
 # cluster; the Rust modules' acyclicity is a cargo test, sim/tests/modules.rs).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	cd sim && cargo fmt --check
+	cd sim && PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --release --quiet --all-targets --features python -- -D warnings
 
 test: lint test-rust test-py
+
+# The quick loop (under 4 minutes on 2 cores): the Rust tests, then the Python tests marked
+# `check` (fingerprints, config and CLI errors, the schema, the README's links, one reproduction).
+check: install test-rust
+	tests/run -m check
 
 test-rust:
 	cd sim && cargo test --release --quiet

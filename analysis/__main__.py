@@ -116,8 +116,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from analysis.reproduce import REPRODUCTIONS, reproduce
+    from analysis.reproduce import REPRODUCTIONS, listing, reproduce
 
+    if args.name == "list":
+        print(listing())
+        return 0
     if args.name != "all" and args.name not in REPRODUCTIONS:
         print(f"error: unknown reproduction {args.name!r}; allowed: all, {', '.join(REPRODUCTIONS)}", file=sys.stderr)
         return 2
@@ -162,8 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     mb.add_argument("overrides", nargs="*", help="sweep overrides; target=, seeds=, results_dir=")
     mb.set_defaults(fn=lambda a: __import__("analysis.minbuffer", fromlist=["main"]).main(a.overrides))
-    r = sub.add_parser("reproduce", help="reproduce a paper's figure or table")
-    r.add_argument("name", help="a reproduction, or all")
+    from analysis.reproduce import listing
+
+    r = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's figure or table (reproduce list: every one)",
+        epilog=f"reproductions:\n{listing()}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("name", help="a reproduction (below), all, or list")
     r.add_argument("--results", default=DEFAULT_RESULTS)
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")

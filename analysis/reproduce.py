@@ -3,11 +3,13 @@
 Each runs (or reuses stored) sweeps, reads them back through the DuckDB views, and writes
 reports/NAME.png and reports/NAME.md with the paper's numbers beside ours, the engine version,
 the command that reproduces it, and a short reading. One module per paper in
-`analysis/reproductions/`; a new reproduction is a function there plus one line below."""
+`analysis/reproductions/`; a new reproduction is a function there plus one line in
+`REPRODUCTIONS` below (docs/reproductions.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -29,25 +31,65 @@ from analysis.reproductions.enachescu import (  # noqa: E402
 )
 from analysis.reproductions.stanford import appenzeller_fig13, stanford_min_buffer  # noqa: E402
 
-REPRODUCTIONS: dict[str, Callable[[str, bool], tuple[Report, Callable[[], None]]]] = {
-    "enachescu_fig1": enachescu_fig1,
-    "enachescu_fig2a": enachescu_fig2a,
-    "enachescu_fig2b": enachescu_fig2b,
-    "enachescu_fig3b": enachescu_fig3b,
-    "dick_table": dick_table,
-    "stanford_min_buffer": stanford_min_buffer,
-    "appenzeller_fig13": appenzeller_fig13,
-    "abs_fig1": abs_fig1,
-    "abs_fig2_3": abs_fig2_3,
-    "abs_table2": abs_table2,
-    "abs_table3": abs_table3,
-    "abs_fig4": abs_fig4,
-    "abs_fig5": abs_fig5,
-    "abs_fig6": abs_fig6,
-    "abs_fig7": abs_fig7,
-    "abs_fig8": abs_fig8,
-    "abs_fig9": abs_fig9,
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A registered reproduction: what runs it, and the paper and figure it reproduces."""
+
+    run: Callable[[str, bool], tuple[Report, Callable[[], None]]]
+    paper: str
+    what: str
+
+    def __call__(self, results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
+        return self.run(results, rerun)
+
+
+REPRODUCTIONS: dict[str, Reproduction] = {
+    "enachescu_fig1": Reproduction(
+        enachescu_fig1, "Enachescu et al. 2006", "Fig. 1: utilization vs buffer, Reno vs paced TCP"
+    ),
+    "enachescu_fig2a": Reproduction(
+        enachescu_fig2a, "Enachescu et al. 2006", "Fig. 2(a): constant 80% peak load, 1 to 1,000 flows"
+    ),
+    "enachescu_fig2b": Reproduction(
+        enachescu_fig2b, "Enachescu et al. 2006", "Fig. 2(b): paced TCP through a congested core"
+    ),
+    "enachescu_fig3b": Reproduction(
+        enachescu_fig3b, "Enachescu et al. 2006", "Fig. 3(b): constant vs logarithmic buffers"
+    ),
+    "dick_table": Reproduction(
+        dick_table, "Dick 2005", "Reno vs NewReno buffer requirements at 45 Mb/s (with ns-2 beside)"
+    ),
+    "stanford_min_buffer": Reproduction(
+        stanford_min_buffer, "Appenzeller et al. 2004", "minimum buffer for 95% utilization vs flows"
+    ),
+    "appenzeller_fig13": Reproduction(
+        appenzeller_fig13, "Appenzeller et al. 2004", "Fig. 13: short-flow completion times vs buffer size"
+    ),
+    "abs_fig1": Reproduction(
+        abs_fig1, "Zhang and Loguinov 2010", "ABS Fig. 1: loss and utilization vs buffer per TCP variant"
+    ),
+    "abs_fig2_3": Reproduction(
+        abs_fig2_3, "Zhang and Loguinov 2010", "ABS Figs. 2 and 3: ABS without and with gain training"
+    ),
+    "abs_table2": Reproduction(
+        abs_table2, "Zhang and Loguinov 2010", "ABS Table 2: buffer policies vs the number of flows"
+    ),
+    "abs_table3": Reproduction(abs_table3, "Zhang and Loguinov 2010", "ABS Table 3: buffer policies vs link capacity"),
+    "abs_fig4": Reproduction(abs_fig4, "Zhang and Loguinov 2010", "ABS Fig. 4: ABS under load changes"),
+    "abs_fig5": Reproduction(abs_fig5, "Zhang and Loguinov 2010", "ABS Fig. 5: ABS with 20 FTP flows and web traffic"),
+    "abs_fig6": Reproduction(abs_fig6, "Zhang and Loguinov 2010", "ABS Fig. 6: ABS under a memory bound"),
+    "abs_fig7": Reproduction(abs_fig7, "Zhang and Loguinov 2010", "ABS Fig. 7: ABS with FTP, HTTP and UDP flows"),
+    "abs_fig8": Reproduction(abs_fig8, "Zhang and Loguinov 2010", "ABS Fig. 8: ABS with five TCP variants at 100 Mb/s"),
+    "abs_fig9": Reproduction(abs_fig9, "Zhang and Loguinov 2010", "ABS Fig. 9: an ABS on each link of a parking lot"),
 }
+"""Every reproduction, one line each (`reproduce list` prints them; docs/reproductions.md)."""
+
+
+def listing() -> str:
+    """One line per reproduction: name, paper, what."""
+    width = max(map(len, REPRODUCTIONS))
+    return "\n".join(f"  {n:<{width}}  {r.paper}: {r.what}" for n, r in REPRODUCTIONS.items())
 
 
 def reproduce(name: str, results: str, reports: str, rerun: bool = False, backends: tuple[str, ...] = ()) -> int:

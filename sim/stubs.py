@@ -1,5 +1,6 @@
 """Writes `sim/config.pyi`, the type stub of the dataclasses `sim.config` generates at import, from
-the same schema: `python -m sim.stubs` (a test checks the committed file is current)."""
+the same schema: `python -m sim.stubs`, run by `make install` (not committed: it follows the
+registries; a test checks it is current)."""
 
 from __future__ import annotations
 

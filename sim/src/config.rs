@@ -1,8 +1,5 @@
-//! The run configuration, declared once (see `params`): flat settings of the traffic, the run and
-//! the dumbbell, and tagged sections for what has alternatives: `tcp` (window law, recovery,
-//! release), `topology` and `buffer_policy`. Python passes it as a dict; everything is checked here,
-//! once, before any state is built, so a bad value fails with its dotted key and what is allowed,
-//! and nothing runs.
+//! The run configuration, declared once with `params!`, and its cross-field checks.
+//! Details: docs/engine.md, `config.rs`.
 
 use crate::params::{
     each, int_in, non_negative, opt, positive, rate_mbps, ConfigError, Param, Value, MAX_FLOWS, MAX_PKTS,

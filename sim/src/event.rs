@@ -1,14 +1,5 @@
-//! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence). Keys are
-//! unique, so any correct heap pops the same order; the 4-ary one is shallower than std's binary
-//! heap (1000-flow access-link benchmark under callgrind: 3% fewer instructions, 7% fewer L1
-//! misses). Time and sequence are packed into one `u128` key, compared in one branch-free step:
-//! popping is a third of the engine's instructions, and the packed key took 5% off them at 60
-//! flows (callgrind, Dick's 45 Mb/s scenario), where comparing the two fields one after the other
-//! did not. A radix heap (`radix-heap`) was tried and doubled them: with unique keys it
-//! redistributes a bucket at every pop.
-//!
-//! Events are small `Copy` values, not closures. Components keep their in-flight packets in
-//! their own FIFOs and schedule only their head, so the heap holds O(flows + links) entries.
+//! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence).
+//! Details: docs/engine.md, `event.rs`.
 
 use crate::time::Time;
 use dary_heap::QuaternaryHeap;

@@ -1,10 +1,6 @@
-//! buffersweep's simulator core: a packet-level simulator of TCP flows (long-lived and short, with
-//! open-loop traffic beside them) over a network of drop-tail links. The engine is plain Rust
-//! (`world::run`); the `python` feature adds the PyO3 bindings used by the `sim` Python package.
-//!
-//! A map for newcomers: `config` (the run's parameters, declared with `params`) -> `topology`
-//! (the network) -> `world` (events: `event`, links: `link`, `queue`, TCP: `tcp`, traffic:
-//! `short`, `source`, buffer policies: `policy`) -> `world::finish` (the tables of `output`).
+//! buffersweep's simulator core: packet-level TCP over a network of links, in plain Rust
+//! (`world::run`), with PyO3 bindings under the `python` feature.
+//! Details: docs/engine.md, `lib.rs`.
 
 pub mod config;
 pub mod event;

@@ -1,9 +1,5 @@
-//! Links. A link serialises packets at its rate from its queue (`QueueDiscipline`), then holds them
-//! for its propagation delay in a FIFO pipe; a link without a rate is a pure delay (an uncongested
-//! path, such as the return path of ACKs). Both parts keep their packets in FIFOs and report only
-//! the time of their next completion, so the event list holds at most two entries per link
-//! (`LinkDone` for the serialiser, `LinkExit` for the pipe), whatever the packets in flight. A link
-//! with no delay hands a finished packet on at once, without a pipe event.
+//! Links: serialisation at a rate from a queue discipline, then a FIFO propagation pipe;
+//! a link without a rate is a pure delay. Details: docs/engine.md, `link.rs`.
 
 use crate::packet::Packet;
 use crate::queue::{Discipline, QueueDiscipline};

@@ -1,7 +1,5 @@
-//! The output tables of a run, declared once: each column's name, type, unit and meaning. Python
-//! builds its Arrow schemas (with the unit and meaning as field metadata) from `specs()`, so a new
-//! metric is one line here plus the code that computes it. A metric that does not apply to a run
-//! (no short flows, no flows at all) is `None`, which becomes NULL in Arrow, Parquet and DuckDB.
+//! The output tables of a run, declared once: each column's name, type, unit and meaning.
+//! Details: docs/engine.md, `output.rs`.
 
 /// A column of values, as handed to Python.
 #[derive(Clone, Debug, PartialEq)]

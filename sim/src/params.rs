@@ -1,20 +1,6 @@
-//! Typed parameters, declared once.
-//!
-//! Every parameter of the engine is declared in one place, by the `params!` macro: its name, Rust
-//! type, default, unit, doc line and allowed values. From that declaration come the Rust struct,
-//! its defaults, its parsing and validation (one line naming the dotted key and what is allowed),
-//! and the schema (`TypeDesc`) that Python turns into its dataclasses, type stubs, Arrow columns and
-//! Hydra structured configs. A parameter added here appears everywhere; none can be dropped silently,
-//! because an unknown key is an error at every level.
-//!
-//! Concerns with alternatives (the TCP window law, the topology, the buffer controller) are tagged
-//! unions (`UnionDef`): a tag picks a registered variant, each variant has its own parameters, and
-//! parameters common to every variant sit beside the tag (`tcp: {cc: newreno, recovery: reno,
-//! init_cwnd_pkts: 2}`), as in pydantic-core's tagged unions or ns-3's TypeId attributes.
-//!
-//! Why not serde + schemars: serde cannot combine `deny_unknown_fields` with the flattened common
-//! fields of a tagged union, its errors carry no dotted path or allowed values without more crates,
-//! and a schema with units, allowed ranges and per-variant registries would still be hand-written.
+//! Typed parameters, declared once by `params!`: name, type, default, unit, check and doc,
+//! from which parsing, errors and the Python schema follow.
+//! Details: docs/engine.md, `params.rs`.
 
 use std::fmt;
 
@@ -109,6 +95,11 @@ pub enum TypeDesc {
     Union(UnionDesc),
 }
 
+/// (name, doc, parameters) of a variant.
+pub type VariantSpec = (&'static str, &'static str, Vec<ParamSpec>);
+/// (name, doc, settings) of a named preset.
+pub type PresetSpec = (&'static str, &'static str, Vec<(&'static str, &'static str)>);
+
 #[derive(Clone, Debug)]
 pub struct UnionDesc {
     pub name: &'static str,
@@ -116,9 +107,9 @@ pub struct UnionDesc {
     pub default_tag: &'static str,
     pub common: Vec<ParamSpec>,
     /// (name, doc, parameters) of each registered variant.
-    pub variants: Vec<(&'static str, &'static str, Vec<ParamSpec>)>,
+    pub variants: Vec<VariantSpec>,
     /// (name, doc, settings) of each named preset.
-    pub presets: Vec<(&'static str, &'static str, Vec<(&'static str, &'static str)>)>,
+    pub presets: Vec<PresetSpec>,
 }
 
 /// One declared parameter.
@@ -243,9 +234,12 @@ impl<T: Param> Param for Vec<T> {
 }
 
 /// An allowed-values rule of a parameter: its description (exported with the schema) and the test.
+/// The test of a `Check`: the error message for a bad value.
+type Test<T> = Box<dyn Fn(&T) -> Option<String>>;
+
 pub struct Check<T> {
     pub allowed: String,
-    test: Box<dyn Fn(&T) -> Option<String>>,
+    test: Test<T>,
 }
 
 impl<T> Check<T> {
@@ -331,7 +325,7 @@ pub fn one_of(names: fn() -> Vec<&'static str>) -> Check<String> {
 /// The check of T applied to a present value.
 pub fn opt<T: 'static>(c: Check<T>) -> Check<Option<T>> {
     let Check { allowed, test } = c;
-    Check::new(format!("null or {allowed}"), move |v: &Option<T>| v.as_ref().and_then(|x| test(x)))
+    Check::new(format!("null or {allowed}"), move |v: &Option<T>| v.as_ref().and_then(&test))
 }
 
 /// The check of T applied to every element (errors name the index).

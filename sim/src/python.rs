@@ -1,7 +1,5 @@
-//! PyO3 bindings: config values in (a dict, converted to `params::Value` with strict types),
-//! validation, the run entry point (GIL released, Ctrl-C honoured), and the schema of every
-//! parameter and output column, from which the Python package builds its dataclasses, stubs,
-//! Arrow schemas and Hydra configs. Outputs are plain columns, converted generically.
+//! PyO3 bindings: config dicts in, validation, the run (GIL released, Ctrl-C honoured), the schema.
+//! Details: docs/engine.md, `python.rs`.
 
 use crate::config::SimConfig;
 use crate::output::{tables, Column};

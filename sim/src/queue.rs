@@ -1,16 +1,5 @@
-//! Queue disciplines: what a link's buffer admits and in which order it serves. A discipline is a
-//! `QueueDiscipline` (room for RED, CoDel or others: one file implementing it); drop-tail is the
-//! one the papers use.
-//!
-//! Drop-tail FIFO with ns-2's DropTail limit (`queue/drop-tail.cc`): an arrival that finds the
-//! link busy is dropped when the queue would then hold the limit or more, `length + 1 >= qlim`
-//! (bytes: `bytes + size >= limit`). So `buffer_pkts = B` lets B - 1 packets wait beside the one
-//! being serialised: B packets held at the link in all, what `queue-limit B` means in the ns-2
-//! the papers used. Engines before 0.8.0 let B wait (one more): at 8 packets that alone made ABS
-//! Fig. 1's utilization 0.04-0.07 higher than ns-2's. `buffer_pkts` 0 and 1 both leave no
-//! waiting room (ns-2 would drop every packet at 0 or 1, even on an idle link).
-//! The limit can be changed during a run (adaptive buffer sizing); shrinking it never drops
-//! packets already queued, it only refuses arrivals until the queue has drained below it.
+//! Queue disciplines (`QueueDiscipline`): what a link's buffer admits and in which order it serves.
+//! Details: docs/engine.md, `queue.rs`.
 
 use crate::packet::Packet;
 use std::collections::VecDeque;

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
@@ -20,6 +23,8 @@ from analysis.reproductions.stanford import (
     profile_min_buffers,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture(autouse=True)
 def no_mlflow(monkeypatch, tmp_path):
@@ -32,6 +37,7 @@ def check_png(path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 
 
+@pytest.mark.check
 def test_dick_table(tmp_path):
     assert reproduce("dick_table", str(tmp_path / "results"), str(tmp_path / "reports")) == 0
     check_png(tmp_path / "reports" / "dick_table.png")
@@ -124,9 +130,25 @@ def test_abs_fig1(tmp_path):
     assert "Engine version" in md and "python -m sweeps -m +experiment=abs_fig1" in md
 
 
+@pytest.mark.check
 def test_an_unknown_reproduction_is_named_with_the_allowed_ones(capsys):
     from analysis.__main__ import main
 
     assert main(["reproduce", "abs_fig2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown reproduction 'abs_fig2'; allowed: all, ") and "abs_fig1" in err
+
+
+@pytest.mark.check
+def test_reproduce_help_and_list_name_every_reproduction():
+    for args in (["--help"], ["list"]):
+        res = subprocess.run(
+            [sys.executable, "-m", "analysis", "reproduce", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        for name, r in REPRODUCTIONS.items():
+            assert re.search(rf"^\s+{name}\s+{re.escape(r.paper)}", res.stdout, re.M), (args, name)

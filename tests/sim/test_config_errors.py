@@ -7,6 +7,8 @@ import pytest
 
 import sim
 
+pytestmark = pytest.mark.check  # part of `make check`
+
 PL = "parking_lot"
 
 

@@ -24,6 +24,8 @@ import pytest
 import sim
 from sim.result import WALL_CLOCK_METRICS
 
+pytestmark = pytest.mark.check  # part of `make check`
+
 FILE = Path(__file__).with_name("fingerprints.json")
 
 _DUMB = dict(core_mbps=20, rtt_ms=80, rtt_spread_ms=40, wmax_pkts=64, duration_s=20, warmup_s=5)

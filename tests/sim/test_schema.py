@@ -25,6 +25,8 @@ from sim.result import (
 )
 from sim.schema import CONFIG, TABLES, arrow_type, config_columns, union_specs, unions
 
+pytestmark = pytest.mark.check  # part of `make check`
+
 PY = {"bool": bool, "int": int, "float": float, "str": str}
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from tests.sweeps.helpers import sweep
 
+pytestmark = pytest.mark.check  # part of `make check`
+
 
 def snapshot(path):
     return sorted((p.relative_to(path), p.stat().st_mtime_ns) for p in path.rglob("*"))

@@ -1,31 +1,6 @@
-//! Adaptive Buffer Sizing (Zhang and Loguinov, "ABS: Adaptive Buffer Sizing for Heterogeneous
-//! Networks", Computer Networks 2010, section 3; `../shared/seeds/`), followed equation by
-//! equation, and its two simpler relatives:
-//! - `abs`: the loss sub-controller (6) b_p(n) = b_p(n-1) + I_p T (p(n) - p*), the damped
-//!   utilization sub-controller (8) b_u(n) = b_u(n-1) - I_u T (u(n) - u(n-1)) (u(n) - u*), the
-//!   buffer (9) b(n) = max(b_u(n), b_p(n)) capped by memory, min(., b(n-1) + M(n)), and the gain
-//!   training (15) I_u(n) = I_u(n-1) - gamma T (u(n) - u(n-1)) (u(n) - u*) and (16) I_p(n) =
-//!   I_p(n-1) - gamma T (p* - p(n)), applied with the new sample before the control step that
-//!   uses it (the paper trains I(n+1) on u(n+1), then sets b(n+1) with it); `train = false` keeps
-//!   the initial gains (Fig. 2);
-//! - `abs_u_undamped`: (7) b_u(n) = b_u(n-1) - I_u T (u(n) - u*) with (6) and (9), which drives a
-//!   non-bottleneck link's buffer to infinity (the reason for (8));
-//!
-//! Eq. (8) as printed cannot raise the buffer for utilization. Its increments telescope: summed
-//! over n, (u(n) - u(n-1)) (u(n) - u*) = [(u(n) - u*)^2 - (u(0) - u*)^2] / 2 + sum (u(n) -
-//! u(n-1))^2 / 2, so b_u(n) is b_u(0) minus a bounded term minus I_u T / 2 times the sum of the
-//! squared changes of u: it only drifts down, and b(n) = b_p(n) once the loss controller holds
-//! the buffer. Yet the paper's Table 2 has ABS at u = 98% with loss far below p* for N <= 16, where
-//! only (8) can hold the buffer up. `damping = magnitude` damps with |u(n) - u(n-1)| instead (and
-//! trains (15) with the same factor): b_u then integrates (u* - u(n)) while u moves and holds still
-//! when it does not, which is what the text says (8) is for. `signed` (the default) is (8) as
-//! printed; the `abs_table2` report compares both.
-//! ADT, one integral controller with a fixed gain, is `adt.rs`.
-//! u(n) is the input rate over capacity, (S1 + S2) / (C T) with S1 and S2 the bytes enqueued and
-//! dropped in the interval (section 4.1), or with `util_measure = departure` the time the link
-//! spent transmitting; p(n) = S2 / (S1 + S2), counted in packets (the same as bytes when every
-//! packet is pkt_bytes long). Buffers are real-valued inside the controller and rounded, at least
-//! 1 packet, when applied.
+//! Adaptive Buffer Sizing (Zhang and Loguinov, Computer Networks 2010, section 3, eqs. 6-9, 15-16),
+//! equation by equation, with the `damping` choice for eq. (8).
+//! Details: docs/engine.md, `policy/abs.rs`.
 
 use super::{
     measured_loss, measured_util, target_loss, target_util, util_measures, BufferPolicy, ControlState, PolicyEntry,
@@ -257,6 +232,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::assign_op_pattern)] // written as the paper's equations: b(n) = b(n-1) + ...
     fn abs_follows_eqs_6_8_9_15_16_step_by_step() {
         let mut c = Abs::new(gains(true, false), 100.0);
         let samples = [(0.90, 0.01), (0.93, 0.002), (0.97, 0.0), (0.96, 0.008)];

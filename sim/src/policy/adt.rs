@@ -1,7 +1,5 @@
-//! ADT (the adaptive drop-tail buffer the ABS paper compares against): one integral controller
-//! on utilization with a fixed gain, b(n) = b(n-1) + K (u* - u(n)), u(n) measured as ABS does
-//! (the input rate over capacity, or with `util_measure = departure` the time transmitting; see
-//! `abs`). The ABS paper leaves K unspecified (section 5); so do we: `gain`.
+//! ADT, the adaptive drop-tail buffer ABS compares against: b(n) = b(n-1) + K (u* - u(n)).
+//! Details: docs/engine.md, `policy/adt.rs`.
 
 use super::{measured_util, target_util, util_measures, BufferPolicy, ControlState, PolicyEntry, QueueView};
 use crate::params::{non_negative, normalize, one_of, ConfigError, Param, Value, VariantDef};

@@ -1,17 +1,5 @@
-//! `bscl`: Buffer Sizing for Congested Links (Dhamdhere, Jiang and Dovrolis 2005), as the ABS
-//! paper states it (section 5, eqs. 17-18), in packets of S bytes:
-//! - utilization (17): b = (p(N) C R_e - 2 S N (1 - p(N))) / (2 - p(N)), with R_e the harmonic
-//!   mean RTT and p(N) = 1 - (1 - 1/N)^(L_N) the fraction of flows that see a loss in a
-//!   congestion event;
-//! - loss (18): b = K_p* N - C R_p, K_p* = 0.87 / sqrt(p*) (the window, in packets, of a flow
-//!   whose loss rate is p*), R_p the propagation delay (here the same harmonic mean);
-//! - BSCL's buffer is the larger of the two.
-//!
-//! The ABS paper sets "the loss synchronization factor alpha" to 0.6 without saying how L_N
-//! follows from it. We take L_N = alpha N, the drops of a congestion event growing in proportion
-//! to the flows, so p(N) = 1 - (1 - 1/N)^(alpha N), about 1 - e^(-alpha) = 0.45 for large N.
-//! (ABS Table 3 implies p(16) of about 0.54, i.e. L_16 of about 12 rather than 9.6: the
-//! `abs_table3` report states the deviation this gives.)
+//! `bscl`: Buffer Sizing for Congested Links (Dhamdhere, Jiang and Dovrolis 2005) as the ABS
+//! paper states it (section 5, eqs. 17-18). Details: docs/engine.md, `policy/bscl.rs`.
 
 use super::{static_rule, LinkContext, PolicyEntry};
 use crate::params::{normalize, Check, VariantDef};

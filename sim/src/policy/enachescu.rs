@@ -1,8 +1,5 @@
-//! `enachescu`: Enachescu et al. (2006), Theorem 1: b = factor x log_{1/rho}(Wmax^2 / (2 (1 -
-//! theta))) packets give effective utilization theta when paced (Poisson-like) sources offer
-//! load rho < 1. rho is the long flows' peak load, sum of Wmax / RTT over C, clipped to [0.05,
-//! 0.95] as `analysis.rules.resolve_buffer_pkts` does (an under-provisioned link is treated as
-//! rho = 0.95).
+//! `enachescu`: Enachescu et al. (2006), Theorem 1: factor x log_{1/rho}(Wmax^2 / (2 (1 - theta))).
+//! Details: docs/engine.md, `policy/enachescu.rs`.
 
 use super::{static_rule, LinkContext, PolicyEntry};
 use crate::params::{float_in, normalize, positive, VariantDef};

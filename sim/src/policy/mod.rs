@@ -1,13 +1,5 @@
-//! Buffer policies: what sets a link's buffer. Attached to a link (`topology.links.N.buffer_policy`,
-//! or the flat `buffer_policy` for every link that has none of its own), a policy is either
-//! - a static rule, resolved once before the run from the link and the long flows that cross it
-//!   (`bdp`, `stanford`, `enachescu`, `dick_newreno`, `bscl`, and `fixed`, which keeps the
-//!   configured buffer), or
-//! - an adaptive controller, called every `interval_ms` with a view of the link's queue since
-//!   its previous call, which may set a new capacity (`abs`, `abs_u_undamped`, `adt`, `schedule`).
-//!
-//! A new policy is one file with its parameters and constructor, plus one line in `POLICIES`, as
-//! ns-3's queue disciplines or htsim's queues are registered.
+//! Buffer policies: a static rule resolved before the run, or an adaptive controller called every
+//! `interval_ms`; one file each, one line in `POLICIES`. Details: docs/engine.md, `policy/mod.rs`.
 
 use crate::params::{positive, Check, ConfigError, UnionDef, Value, VariantDef};
 
@@ -109,8 +101,11 @@ pub trait BufferPolicy: Send {
 pub struct PolicyEntry {
     pub def: VariantDef,
     pub adaptive: bool,
-    pub make: fn(&Value, &LinkContext) -> Result<Box<dyn BufferPolicy>, ConfigError>,
+    pub make: MakePolicy,
 }
+
+/// A policy's constructor: its parameters and the link it is attached to.
+pub type MakePolicy = fn(&Value, &LinkContext) -> Result<Box<dyn BufferPolicy>, ConfigError>;
 
 crate::registry! {
     /// The buffer policies (`buffer_policy`): one line each.
@@ -199,37 +194,6 @@ pub fn static_rule<P: crate::params::Param>(
     Ok(Box::new(Static(whole_pkts(pkts(&p, link)))))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn link(rtts_ms: &[f64]) -> LinkContext {
-        LinkContext {
-            rate_bps: 16e6,
-            pkt_bytes: 1000,
-            rtts_s: rtts_ms.iter().map(|r| r / 1e3).collect(),
-            default_rtt_s: 0.1,
-            wmax_pkts: 64.0,
-        }
-    }
-
-    #[test]
-    fn the_link_context_uses_the_harmonic_mean_rtt() {
-        let l = link(&[50.0, 150.0]);
-        assert!((l.rtt_harmonic_s() - 0.075).abs() < 1e-12);
-        assert_eq!(l.flows(), 2.0);
-        assert_eq!(l.pkts_in(0.1), 200.0);
-        let empty = link(&[]);
-        assert_eq!((empty.rtt_harmonic_s(), empty.flows()), (0.1, 1.0));
-        assert!((link(&[100.0]).peak_load() - 64.0 * 8000.0 / 0.1 / 16e6).abs() < 1e-12);
-    }
-
-    #[test]
-    fn whole_packets_round_half_to_even_and_keep_one() {
-        assert_eq!((whole_pkts(2.5), whole_pkts(3.5), whole_pkts(-4.0), whole_pkts(0.2)), (2, 4, 1, 1));
-    }
-}
-
 /// u*: a utilization in (0, 1].
 pub fn target_util() -> Check<f64> {
     Check::new("a number in (0, 1]", |v: &f64| {
@@ -263,4 +227,35 @@ pub fn measured_util(view: &QueueView, measure: &str) -> f64 {
 /// p(n) = S2 / (S1 + S2): drops over arrivals in the interval (0 if nothing arrived).
 pub fn measured_loss(view: &QueueView) -> f64 {
     crate::metrics::ratio(view.drops, view.arrivals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(rtts_ms: &[f64]) -> LinkContext {
+        LinkContext {
+            rate_bps: 16e6,
+            pkt_bytes: 1000,
+            rtts_s: rtts_ms.iter().map(|r| r / 1e3).collect(),
+            default_rtt_s: 0.1,
+            wmax_pkts: 64.0,
+        }
+    }
+
+    #[test]
+    fn the_link_context_uses_the_harmonic_mean_rtt() {
+        let l = link(&[50.0, 150.0]);
+        assert!((l.rtt_harmonic_s() - 0.075).abs() < 1e-12);
+        assert_eq!(l.flows(), 2.0);
+        assert_eq!(l.pkts_in(0.1), 200.0);
+        let empty = link(&[]);
+        assert_eq!((empty.rtt_harmonic_s(), empty.flows()), (0.1, 1.0));
+        assert!((link(&[100.0]).peak_load() - 64.0 * 8000.0 / 0.1 / 16e6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn whole_packets_round_half_to_even_and_keep_one() {
+        assert_eq!((whole_pkts(2.5), whole_pkts(3.5), whole_pkts(-4.0), whole_pkts(0.2)), (2, 4, 1, 1));
+    }
 }

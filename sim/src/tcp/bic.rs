@@ -1,19 +1,5 @@
-//! BIC (`cc = bic`; Xu, Harfoush and Rhee, "Binary Increase Congestion Control for Fast, Long
-//! Distance Networks", INFOCOM 2004), as Linux's `tcp_bic.c` in the copy ns-2 2.35's TCP-Linux
-//! ships (from Linux 2.6.22.6), which the ABS paper ran:
-//! - at or below `low_window` packets the window grows and shrinks as Reno's (+1 per window of
-//!   ACKs, halved on loss);
-//! - above it, after a loss the window searches between the window it was cut to and W_max (the
-//!   window before the loss) by binary steps: the increase per RTT is (W_max - cwnd) / B with
-//!   B = 4, at most `max_increment` (Smax) and, within 2 B packets of W_max, B / smooth_part =
-//!   0.2 packets per RTT (Smin: Linux's `cnt = cwnd x smooth_part / B` ACKs per packet);
-//! - past W_max it probes by the same steps mirrored (max probing), then linearly at Smax;
-//! - before the first loss it grows at least 5% per RTT (cnt <= 20);
-//! - loss: ssthresh = cwnd x beta (819/1024), and W_max shrinks to cwnd (1 + beta) / 2 when the
-//!   window had not regained the last W_max (fast convergence);
-//! - `cnt` scales with the measured packets per ACK (a 1/16 EWMA, as CUBIC's); a timeout resets
-//!   all of it (Linux's `bictcp_state(TCP_CA_Loss)`).
-//! Time is continuous where Linux counts jiffies (the HZ/32 recompute holdoff).
+//! BIC (`cc = bic`; Xu, Harfoush and Rhee, INFOCOM 2004), as Linux 2.6.22.6's `tcp_bic.c` in
+//! ns-2 2.35's TCP-Linux. Details: docs/tcp.md, `tcp/bic.rs`.
 
 use super::linux::{update_ack_ratio, LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};

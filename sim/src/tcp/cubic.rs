@@ -1,20 +1,5 @@
-//! CUBIC (`cc = cubic`), as Linux's `tcp_cubic.c` version 2.1 in the copy ns-2 2.35's TCP-Linux
-//! ships (from Linux 2.6.22.6), which the ABS paper ran. Where it differs from RFC 9438 we follow
-//! that copy, the papers' simulator:
-//! - beta = 819/1024 (the window kept after a loss; RFC 9438 and later Linux: 0.7), C = 0.4
-//!   (bic_scale 41 x 10 / 1024), no hystart (added to Linux in 2.6.29);
-//! - after a loss, W_max = the window before it (x (1 + beta) / 2 with fast convergence when the
-//!   window had not regained the last W_max), K = cbrt((W_max - cwnd) / C), and on each ACK the
-//!   target is W(t) = W_max + C (t + min RTT - K)^3, t counted from the epoch's first ACK; the
-//!   window grows by 1 after cwnd / (target - cwnd) ACKs (Linux's `cnt`), at most max_increment
-//!   packets per min RTT beyond W_max, and 1 per 50 ACKs before any loss;
-//! - the TCP-friendly region: an AIMD estimate growing 1 packet per cwnd x beta_scale / 8 ACKs
-//!   (beta_scale = 8 (1 + beta) / 3 / (1 - beta), in Linux's integers) caps `cnt` when it is ahead;
-//! - `cnt` scales with the measured packets per ACK (Linux's delayed-ACK ratio, a 1/16 EWMA);
-//! - a timeout resets all of it (Linux's `bictcp_state(TCP_CA_Loss)`), after ssthresh is taken.
-//! Differences, all small: time is continuous rather than Linux's jiffies; K uses an exact cube
-//! root rather than Linux's table plus one Newton step (0.2% mean error); the min RTT comes from
-//! the sender's timed RTT samples, not from timestamps on every ACK.
+//! CUBIC 2.1 (`cc = cubic`), as Linux 2.6.22.6's `tcp_cubic.c` in ns-2 2.35's TCP-Linux (not
+//! RFC 9438: beta 819/1024). Details: docs/tcp.md, `tcp/cubic.rs`.
 
 use super::linux::{update_ack_ratio, LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};

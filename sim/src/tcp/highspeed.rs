@@ -1,16 +1,5 @@
-//! HighSpeed TCP (`cc = highspeed`), RFC 3649, as Linux's `tcp_highspeed.c` in the copy ns-2
-//! 2.35's TCP-Linux ships (from Linux 2.6.22.6), which the ABS paper ran:
-//! - the window's row i in RFC 3649 Appendix B's table (`WINDOWS`: row i is the largest window
-//!   with a(w) = i + 1) gives congestion avoidance an increase of a(w) = i + 1 packets per window
-//!   of ACKs, and a loss a decrease b(w): ssthresh = max(cwnd - floor(cwnd x md / 256), 2) with
-//!   md = floor(256 x b(w)). The row moves up or down with the window on every ACK, as Linux's.
-//! - b(w) is RFC 3649 section 5's interpolation, (b_high - 0.5) (ln w - ln W_low) / (ln W_high -
-//!   ln W_low) + 0.5 with W_low = 38, W_high = 83000, b_high = 0.1, at each row's window; floored
-//!   x 256 it gives Linux's md column exactly (checked for all 72 rows).
-//! - The windows are the Appendix B data: RFC 3649's a(w) formula rounded differently would move
-//!   66 of the 72 rows by 1-4 packets.
-//! Slow start and the loss mechanics are Linux's, shared in `linux.rs`. No parameters: Linux has
-//! none, and the table is the protocol.
+//! HighSpeed TCP (`cc = highspeed`, RFC 3649), as Linux 2.6.22.6's `tcp_highspeed.c` in ns-2
+//! 2.35's TCP-Linux. Details: docs/tcp.md, `tcp/highspeed.rs`.
 
 use super::linux::LinuxCwnd;
 use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
@@ -156,6 +145,6 @@ mod tests {
         }
         assert_eq!(st.cwnd, 1008.0, "a(1000) = 8 packets per window");
         h.on_fast_retransmit(&mut st, 0);
-        assert_eq!(st.ssthresh, (1008 - (1008 * 83 >> 8)) as f64, "b(1008) = 83 / 256");
+        assert_eq!(st.ssthresh, (1008 - ((1008 * 83) >> 8)) as f64, "b(1008) = 83 / 256");
     }
 }

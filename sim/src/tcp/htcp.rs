@@ -1,20 +1,5 @@
-//! H-TCP (`cc = htcp`; Leith and Shorten, "H-TCP: TCP for high-speed and long-distance
-//! networks", PFLDnet 2004), as Linux's `tcp_htcp.c` in the copy ns-2 2.35's TCP-Linux ships
-//! (from Linux 2.6.22.6), which the ABS paper ran:
-//! - the increase alpha grows with the time delta since the last congestion event: 1 packet per
-//!   RTT for delta <= 1 s, then 1 + 10 (delta - 1) + ((delta - 1) / 2)^2, scaled by
-//!   min RTT / 100 ms (clamped to [0.5, 10]; `use_rtt_scaling`) and by 2 (1 - beta), so that
-//!   its mean rate matches the AIMD it replaces;
-//! - the decrease beta = min RTT / max RTT, clamped to [0.5, 0.8] (adaptive backoff), and 0.5
-//!   when the measured throughput moved by more than 20% between congestion events
-//!   (`use_bandwidth_switch`) or before the first event;
-//! - the window grows by 1 packet once counted ACKs x alpha >= cwnd (Linux's fixed point, alpha
-//!   and beta << 7); the ACK count adds the packets each ACK covered;
-//! - a congestion event (fast retransmit, timeout) restarts delta; so does the return to the
-//!   Open state, when recovery ends (Linux's `htcp_state`).
-//! Linux measures time in jiffies (1 ms in ns-2's TCP-Linux): delta, the RTTs and the throughput
-//! sampling count whole milliseconds here too, so alpha(delta) is Linux's integer function. The
-//! RTTs are the sender's smoothed RTT (Linux's `srtt`), as in Linux.
+//! H-TCP (`cc = htcp`; Leith and Shorten, PFLDnet 2004), as Linux 2.6.22.6's `tcp_htcp.c` in
+//! ns-2 2.35's TCP-Linux. Details: docs/tcp.md, `tcp/htcp.rs`.
 
 use super::linux::{tcp_time_stamp as jiffies, LinuxCwnd, HZ};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};

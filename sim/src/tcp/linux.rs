@@ -1,19 +1,6 @@
-//! What the Linux congestion modules share, as ns-2's TCP-Linux runs them (ns-2 2.35
-//! `tcp/linux/`, modules taken from Linux 2.6.22.6; the ABS paper used the same framework):
-//! - the window is an integer `snd_cwnd` with a counter `snd_cwnd_cnt` of ACKs towards the next
-//!   increment (`LinuxCwnd`), where ns-2's own agents keep a fractional cwnd;
-//! - slow start while cwnd <= ssthresh (Linux's test, where ns-2's agents use <): +1 per ACK;
-//! - `cong_avoid_ai(w)`: +1 packet after w ACKs (Linux `tcp_cong_avoid_ai`);
-//! - `reno_cong_avoid` (Westwood+'s and TCP-LP's growth) counts bytes, not ACKs: ns-2's
-//!   TCP-Linux sets `sysctl_tcp_abc = 1` (`tcp/linux/ns-linux-param.c`), so Linux's
-//!   `tcp_reno_cong_avoid` in `tcp_cong.c` is RFC 3465's Appropriate Byte Counting: +1 packet
-//!   once a window's worth of data is acknowledged. ns-2 adds every ACK's newly acknowledged data
-//!   to `bytes_acked`, in every state and whether or not the window may grow (`tcp-linux.cc`,
-//!   `recv`), and zeroes it on entering recovery, on a timeout and in each slow-start step, so the
-//!   data acknowledged during a recovery counts towards the first increment after it;
-//! - on a loss the module's `ssthresh()` gives the new threshold from the current cwnd, and
-//!   cwnd drops to it (after a timeout to 1).
-//! The window never exceeds the receiver's cap `wmax` (Linux's `snd_cwnd_clamp`).
+//! What the Linux congestion modules share as ns-2 2.35's TCP-Linux runs them (Linux 2.6.22.6):
+//! the integer window with its ACK counter, slow start, `cong_avoid_ai`.
+//! Details: docs/tcp.md, `tcp/linux.rs`.
 
 use super::{AckEvent, TcpState};
 use crate::time::{from_secs, to_secs, Time};

@@ -1,29 +1,5 @@
-//! TCP-LP (`cc = lp`; Kuzmanovic and Knightly, "TCP-LP: A Distributed Algorithm for Low
-//! Priority Data Transfer", INFOCOM 2003), as Linux's `tcp_lp.c` in the copy ns-2 2.35's
-//! TCP-Linux ships (from Linux 2.6.22.6), which the ABS paper ran:
-//! - the one-way delay (OWD) of each acknowledged packet comes from timestamps: the receiver's
-//!   TSval minus the echoed TSecr (the sender's send time), so the receiver must echo them
-//!   (`wants_timestamps`);
-//! - the law tracks the least and the greatest OWD (the greatest "forgotten" one step: a new
-//!   maximum first goes to a reserve) and a smoothed OWD (a 1/8 EWMA);
-//! - early congestion indication: after each new ACK, if the smoothed OWD exceeds
-//!   owd_min + 15% (owd_max - owd_min), the window halves, or drops to 1 if the last early
-//!   indication came within the inference time (3 x the echoed packet's RTT), and the
-//!   minimum and maximum restart from the smoothed OWD; ssthresh is left alone;
-//! - within the inference time the window does not grow; otherwise growth and the loss
-//!   response are Reno's (growth with ns-2's Appropriate Byte Counting, linux.rs).
-//! Timestamps are 1 ms jiffies, as ns-2's TCP-Linux rounds them, and the state is the module's
-//! integers with their wrap-arounds. ns-2's glue defines `u32` as `unsigned long` (64 bits on
-//! the amd64 build we compare with), so the module's "u32" arithmetic is u64 here (`Ns2U32`).
-//! Linux also estimates the remote clock rate (`remote_hz`, a 1/64 EWMA of 1000 x dTSval /
-//! dTSecr over consecutive new ACKs) and scales TSval by 1000 / remote_hz in integers: exactly 1
-//! only while the estimate stays within 501-1000 Hz. Above 1000 Hz the OWD is |0 - TSecr|, the
-//! send time in ms since the start; below 501 it is 2 TSval - TSecr. With 1 ms ticks the ratio
-//! between ACKs a few milliseconds apart is noisy, so the estimate does leave that range (on
-//! ABS Fig. 1 at 2048 packets, 30 s, ns-2 printed it above 1000 Hz for 2.7% of the ACKs, mostly
-//! while the flows start, we for 0.1%; the median, 954 and 955 Hz, agrees), and one such sample
-//! puts an OWD of seconds into the maximum. We follow the module here too: it is what the ABS
-//! paper's TCP-LP did.
+//! TCP-LP (`cc = lp`; Kuzmanovic and Knightly, INFOCOM 2003), as Linux 2.6.22.6's `tcp_lp.c` in
+//! ns-2 2.35's TCP-Linux. Details: docs/tcp.md, `tcp/lp.rs`.
 
 use super::linux::{tcp_time_stamp, timestamp_jiffies, LinuxCwnd, HZ};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};

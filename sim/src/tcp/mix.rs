@@ -1,12 +1,5 @@
-//! Variant mixes (`tcp_mix`): the long flows of each route split into groups, each with its own
-//! TCP, as ABS's Fig. 8 runs 10 each of Reno, HSTCP, STCP, H-TCP and Westwood on one link.
-//!
-//! Written `"reno:10,highspeed:10"`: a tcp preset or window-law name and a count per group, in
-//! order (flows 0-9 of each route are the first group's, and so on). `+` or spaces also separate
-//! groups, so a Hydra override needs no quoting: `tcp_mix=reno:10+highspeed:10`. A group's TCP
-//! takes the named choices (window law, recovery, release) and keeps the `tcp` section's common
-//! settings (RTOs, delayed ACKs, initial window); its law's own parameters are the `tcp`
-//! section's when the law is the same, else the law's defaults.
+//! Variant mixes (`tcp_mix`): each route's long flows split into groups with their own TCP.
+//! Details: docs/tcp.md, `tcp/mix.rs`.
 
 use super::TcpConfig;
 use crate::params::{ConfigError, Param, Tagged, Value};

@@ -1,23 +1,6 @@
-//! TCP: the congestion state, and what a sender does split into three orthogonal choices, each a
-//! registry (as ns-3 splits `TcpCongestionOps` from `TcpRecoveryOps`):
-//! - `cc`, the window law (`WindowLaw`, one file each, e.g. `newreno.rs`): how the window grows on
-//!   an ACK, and what a loss does to it (ssthresh and cwnd after a fast retransmit and after a
-//!   timeout). Laws have their own typed parameters (`tcp: {cc: ..., param: ...}`).
-//! - `recovery` (`Recovery`, `recovery/`): what a new ACK means during fast recovery, and how many
-//!   packets an ACK may release (Reno, NewReno, SACK); or, for `linux` (ns-2 TCP-Linux's), loss
-//!   detection from a scoreboard and all sending.
-//! - `release` (`Release`, `release/`): how the packets the window allows leave (ACK-clocked,
-//!   paced, Poisson).
-//!
-//! The sender machinery shared by all (sequence numbers, RTT estimation and RTO, duplicate-ACK
-//! counting, fast retransmit, go-back-N after a timeout) lives in `sender.rs` and follows ns-2's
-//! one-way `Agent/TCP`, so results can be held against the ns-2 papers. Sequence numbers count
-//! packets, as in ns-2: `highest_ack` is the highest in-order sequence acknowledged (-1 before any).
-//!
-//! Presets name the variants the papers use: `reno`, `newreno`, `paced` (Paced TCP), `poisson`.
-//!
-//! Adding a window law, recovery or release: one file, plus its variant and table line in the
-//! registry below.
+//! TCP: the congestion state and three registries, the window law (`cc`), the loss recovery and
+//! the release, as ns-3 splits `TcpCongestionOps` from `TcpRecoveryOps`.
+//! Details: docs/tcp.md, `tcp/mod.rs`.
 
 pub mod linux;
 pub mod mix;

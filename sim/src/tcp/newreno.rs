@@ -1,12 +1,5 @@
-//! The AIMD window law of Reno and NewReno (`cc = newreno`; ns-3's `TcpNewReno` congestion ops,
-//! Linux's `reno` module): the two differ only in loss recovery (`recovery/`), not in this law.
-//! It follows ns-2's `Agent/TCP` (tcp.cc, 2.35), the simulator of the papers we reproduce:
-//! - growth (`opencwnd`, windowOption 1): +1 packet per ACK in slow start, +1/cwnd per ACK in
-//!   congestion avoidance, whatever the number of packets the ACK covers (no byte counting);
-//! - loss (`slowdown`): after a fast retransmit ssthresh = max(2, floor(w / 2)) and cwnd = w / 2,
-//!   after a timeout the same ssthresh and cwnd = 1, where w = min(cwnd + dupwnd, wmax).
-//! cwnd is capped at wmax: ns-2 lets it grow unused beyond the receiver window, which changes
-//! nothing since every use of cwnd is min(cwnd, wmax), but makes the reported cwnd meaningless.
+//! The AIMD window law of Reno and NewReno (`cc = newreno`), as ns-2 2.35's `Agent/TCP`
+//! (`opencwnd`, `slowdown`). Details: docs/tcp.md, `tcp/newreno.rs`.
 
 use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{normalize, Value, VariantDef};

@@ -1,12 +1,5 @@
-//! The TCP receiver (ns-2 `TCPSink`): cumulative ACKs carrying the highest in-order sequence,
-//! out-of-order packets held until the hole fills, one ACK per packet by default. With delayed
-//! ACKs (ns-2 `DelAckSink`), an in-order packet is ACKed with the next one or when the timer
-//! (100 ms by default) expires; out-of-order and duplicate packets are ACKed at once.
-//!
-//! SACK (RFC 2018, ns-2 `TCPSink/Sack1`): the packets held out of order are kept as disjoint
-//! blocks, and an ACK can report up to `max_blocks` of them (`sack_blocks`): first the block
-//! holding the packet that triggered the ACK, then the most recently reported other blocks, as
-//! RFC 2018 section 4 orders them. Blocks here are half-open, [start, end) in packets.
+//! The TCP receiver (ns-2 `TCPSink`, `DelAckSink`, `TCPSink/Sack1`): cumulative ACKs, SACK
+//! blocks, delayed ACKs. Details: docs/tcp.md, `tcp/receiver.rs`.
 
 use crate::time::Time;
 

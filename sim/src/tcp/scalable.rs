@@ -1,12 +1,5 @@
-//! Scalable TCP (`cc = scalable`; Kelly, "Scalable TCP: improving performance in highspeed wide
-//! area networks", CCR 2003), as Linux's `tcp_scalable.c` in the copy ns-2 2.35's TCP-Linux
-//! ships (from Linux 2.6.22.6), which the ABS paper ran:
-//! - congestion avoidance: +1 packet once more than min(cwnd, ai_cnt) ACKs have been counted, so
-//!   a window above ai_cnt grows by 1/ai_cnt per ACK (Linux picks 50 rather than the paper's 100,
-//!   "to account for delayed ack": 0.01 per packet acknowledged), and a window below it grows as
-//!   Reno's does (the low-window regime);
-//! - loss: ssthresh = max(cwnd - floor(cwnd x decrease), 2), decrease = 1/8 (Linux's shift by 3).
-//! Slow start and the loss mechanics are Linux's, shared in `linux.rs`.
+//! Scalable TCP (`cc = scalable`; Kelly, CCR 2003), as Linux 2.6.22.6's `tcp_scalable.c` in
+//! ns-2 2.35's TCP-Linux. Details: docs/tcp.md, `tcp/scalable.rs`.
 
 use super::linux::LinuxCwnd;
 use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};

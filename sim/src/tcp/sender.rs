@@ -1,31 +1,6 @@
-//! The TCP sender machinery shared by every window law, recovery and release, after ns-2's one-way
-//! `Agent/TCP`:
-//! - window: packets `t_seqno <= highest_ack + window` may be in flight;
-//! - RTT: one segment timed at a time (no timestamps, as ns-2's default), samples rounded to
-//!   the clock tick (ns-2 `tcpTick_`, 10 ms; the `linux` recovery counts tick boundaries, as
-//!   TCP-Linux does), srtt/rttvar per RFC 6298, RTO = srtt + 4 rttvar
-//!   raised to min_rto, then doubled per backoff and capped at max_rto (RFC 6298 5.5; ns-2's
-//!   `rtt_timeout` with its default `rfc2988_`), backoff reset by the next valid sample (Karn);
-//! - three duplicate ACKs start fast retransmit unless they are below `recover` (ns-2
-//!   `bugFix_`: no second fast retransmit for losses of a window already being recovered);
-//!   the first two duplicates may each release one new packet (Limited Transmit, ns-2
-//!   `singledup_`);
-//! - a timeout asks the window law for ssthresh and cwnd and goes back to the first
-//!   unacknowledged packet (go-back-N); duplicate ACKs caused by those retransmissions cannot
-//!   trigger fast retransmit.
-//! A recovery may replace the duplicate-ACK rules and go-back-N with its own (`Recovery::on_any_ack`,
-//! `goes_back_n`): the `linux` recovery, as ns-2's TCP-Linux, detects losses from its scoreboard.
-//!
-//! What the window does on ACKs and losses is the window law's (`WindowLaw`), what a new ACK means
-//! during recovery is the recovery's (`Recovery`), and how packets leave is the release's
-//! (`Release`); they act on `SenderCore`, the state and the transmit path.
-//!
-//! A sender sends forever (a long-lived flow) unless given a size (`with_size`): a short flow
-//! sends packets 0..size and is finished once all are acknowledged.
-//!
-//! The sender does not schedule events itself: it appends the sequences to transmit to `out`
-//! and exposes its timer deadlines (`rto_deadline`, `send_deadline`), which the world turns
-//! into (lazily rescheduled) events.
+//! The TCP sender machinery shared by every law, recovery and release, after ns-2's one-way
+//! `Agent/TCP`: window, RTT and RTO, duplicate ACKs, go-back-N.
+//! Details: docs/tcp.md, `tcp/sender.rs`.
 
 use super::{
     Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState, WindowLaw,

@@ -1,21 +1,5 @@
-//! TCP Westwood+ (`cc = westwood`; Mascolo et al., "TCP Westwood: bandwidth estimation for TCP",
-//! MobiCom 2001; Grieco and Mascolo, CCR 2004), as Linux's `tcp_westwood.c` in the copy ns-2
-//! 2.35's TCP-Linux ships (from Linux 2.6.22.6), which the ABS paper ran:
-//! - growth is Reno's (Linux's integer slow start, then one packet per window of acknowledged
-//!   data: ns-2's TCP-Linux runs `tcp_reno_cong_avoid` with Appropriate Byte Counting, linux.rs);
-//! - a bandwidth estimate from the ACK stream: the packets acknowledged in each window of at
-//!   least one smoothed RTT (and 50 ms), over its length, go through two 7/8 low-pass filters
-//!   (Westwood+'s once-per-RTT sampling); a duplicate ACK counts one packet, taken back from the
-//!   cumulative ACK that covers it (Linux's `accounted`);
-//! - RTTmin is the least smoothed RTT seen (Linux's `rtt_min`, from `srtt >> 3`: whole jiffies);
-//! - on three duplicate ACKs, ssthresh = max(cwnd / 2, 2) (Reno's) and cwnd = max(BWE x RTTmin,
-//!   2) (the module's `min_cwnd`), which is where ns-2's TCP-Linux applies Westwood+: it has no
-//!   CWR-completion event, so Linux's later `cwnd = ssthresh = BWE x RTTmin` never comes. When BWE
-//!   x RTTmin is below ssthresh, the end of recovery raises cwnd to ssthresh (at most 3 above what
-//!   is in flight), as the `linux` recovery does for every module;
-//! - a timeout is Reno's: ssthresh = cwnd / 2, cwnd = 1.
-//! The estimate is kept in packets per second as a float, where Linux divides bytes by jiffies
-//! in integers (the truncation is below 0.1% at these rates).
+//! TCP Westwood+ (`cc = westwood`; Mascolo et al. 2001, Grieco and Mascolo 2004), as Linux
+//! 2.6.22.6's `tcp_westwood.c` in ns-2 2.35's TCP-Linux. Details: docs/tcp.md, `tcp/westwood.rs`.
 
 use super::linux::{LinuxCwnd, HZ};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};

@@ -1,7 +1,5 @@
-//! The dumbbell: one bottleneck link of `core_mbps` and `buffer_pkts` (or `buffer_bytes`, or the
-//! flat `buffer_policy`), no
-//! propagation delay of its own, crossed by `flows` long flows; every delay is on the flows'
-//! edges (see `topology`). It takes only the flat settings.
+//! The dumbbell: one bottleneck of `core_mbps` and the flat buffer, crossed by `flows` long flows.
+//! Details: docs/engine.md, `topology/dumbbell.rs`.
 
 use super::{link_limit, link_policy, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::params::{normalize, ConfigError, Value, VariantDef};

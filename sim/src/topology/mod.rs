@@ -1,15 +1,5 @@
-//! Topologies: a builder turns its parameters and the run's flat settings into a `Network` (the
-//! links that can congest, and routes of long flows over them). The world then gives every
-//! connection its own edge: an access link before the first hop when `access_mbps` is set, and a
-//! pure-delay return path. One file per topology, one line in `TOPOLOGIES`.
-//!
-//! Where delay sits. A flow's RTT (`rtt_ms`, its two-way propagation delay) is split between the
-//! links it crosses, whose delays are physical (the delay between two bottlenecks shapes the
-//! arrivals at the second), and its return path, which gets the rest: RTT minus the one-way delay
-//! of its route's links. Delay before the first link, after the last one, and on the way back
-//! can all sit on the return path: a queue sees only the loop delay from a departure to the
-//! packets it clocks out, which this split keeps exact. So a flow's RTT must be at least twice
-//! its route's one-way link delay (the reverse direction crosses the same links).
+//! Topologies: a builder turns its parameters and the flat settings into a `Network` of links and
+//! routes; one file each, one line in `TOPOLOGIES`. Details: docs/engine.md, `topology/mod.rs`.
 
 use crate::params::{ConfigError, UnionDef, Value, VariantDef};
 use crate::policy::PolicyConfig;

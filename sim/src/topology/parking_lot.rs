@@ -1,10 +1,5 @@
-//! The parking lot (ABS section 4.7, Fig. 9): links in series, each with its own rate, delay and
-//! buffer, and groups of long flows on routes over consecutive links; by default two links and
-//! three routes: link 0 only, link 1 only, and both. A link's unset rate, buffer or buffer policy
-//! takes the flat `core_mbps` / `buffer_pkts` / `buffer_bytes` / `buffer_policy`; a route's unset
-//! flow count takes `flows`.
-//! Short flows and open-loop traffic take the longest route; the run summary describes the link
-//! of least capacity (the first of them).
+//! The parking lot (ABS section 4.7, Fig. 9): links in series and routes of long flows over them.
+//! Details: docs/engine.md, `topology/parking_lot.rs`.
 
 use super::{link_limit, link_policy, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::params::{

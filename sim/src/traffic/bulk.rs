@@ -1,10 +1,5 @@
-//! `bulk`: long-lived TCP flows, as the flat `flows`, on the group's route with the group's TCP.
-//! An on/off schedule makes flows leave and come back (ABS section 4.3, Fig. 4: 20 of 60 flows
-//! leave at 48 s and 20 more at 96 s; they return at 144 s and 192 s): from each step's time on,
-//! the group's first `active_flows` flows send and the rest stop sending new data (an FTP
-//! application stopping: what is in flight is still delivered or retransmitted). A flow that
-//! comes back resumes with at most its initial window (RFC 5681 section 4.1's restart window:
-//! it has been idle for longer than an RTO).
+//! `bulk`: long-lived TCP flows on the group's route, with an optional on/off schedule (ABS Fig. 4).
+//! Details: docs/engine.md, `traffic/bulk.rs`.
 
 use super::TrafficEntry;
 use crate::params::{int_in, non_negative, normalize, ConfigError, VariantDef, MAX_FLOWS};

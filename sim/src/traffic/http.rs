@@ -1,18 +1,5 @@
-//! `http`: web sessions as ABS section 4.4 describes them (the model of ns-2's `WebTraf`): a
-//! session downloads n_p pages (uniform in [pages_min, pages_max]) with exponential inter-page
-//! times (mean inter_page_s); a page has n_o objects (uniform in [objects_min, objects_max]) with
-//! exponential inter-object times (mean inter_object_s); object sizes are Pareto (mean
-//! object_mean_bytes, shape object_shape); every object is one TCP transfer of the group's TCP.
-//! Pages and objects start on their own clocks, not when the previous one completes (open loop,
-//! as `WebTraf` launches them).
-//!
-//! Sessions start all at once (`arrival: all`, uniformly within the run's start window) or as a
-//! Poisson process (`arrival: poisson`, at `arrival_rate_per_s` until `sessions` have started).
-//! ABS runs a fixed population beside its FTP flows ("20 FTP, 20 HTTP, and 20 UDP flows"), which
-//! is `all`. Its section 4.4 speaks of 100,000 HTTP sessions on a 10 Mb/s link; at about three
-//! 10 KB objects a second each, 100,000 concurrent sessions would offer 24 Gb/s, so we read the
-//! figure's "100000 HTTP flows" as object transfers over the run: about 28 sessions over 1,200 s
-//! (conf/experiment/abs_web.yaml).
+//! `http`: web sessions of pages of objects, as ABS section 4.4 (ns-2's `WebTraf` model).
+//! Details: docs/engine.md, `traffic/http.rs`.
 
 use super::sizes::SizeDist;
 use super::TrafficEntry;

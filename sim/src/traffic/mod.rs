@@ -1,13 +1,5 @@
-//! Traffic groups (`traffic`): what runs over the topology beside (or instead of) the flat
-//! shorthands (`flows`, `short_mbps`, `poisson_mbps`, `cbr_mbps`). Each group has a kind, a route
-//! (the topology links it crosses) and, for TCP kinds, its own tcp section. A new kind is one file
-//! here plus one line in `KINDS`, with its build in `world/traffic.rs` and its `Kind`:
-//! - `bulk`: long-lived TCP flows, optionally with an on/off schedule (ABS section 4.3, Fig. 4);
-//! - `http`: web sessions of pages of objects, each object a TCP transfer (ABS section 4.4);
-//! - `pareto`: TCP transfers of Pareto (or fixed) sizes arriving as a Poisson process at an
-//!   offered load (Appenzeller et al. section 5.1.4; the flat short flows are its fixed case);
-//! - `udp`: constant-bit-rate or Poisson packet streams (ABS section 4.6; the flat open-loop
-//!   sources are its single-flow case).
+//! Traffic groups (`traffic`): bulk, http, pareto and udp, each on its route; one file each, one
+//! line in `KINDS`, its build in `world/traffic.rs`. Details: docs/engine.md, `traffic/mod.rs`.
 
 pub mod sizes;
 pub mod transfers;

@@ -1,7 +1,5 @@
-//! `pareto`: TCP transfers arriving as a Poisson process at the rate that offers `load_mbps`,
-//! with Pareto sizes (shape, mean; Appenzeller et al. section 5.1.4) or a fixed packet count.
-//! The flat `short_mbps` / `short_flow_pkts` short flows are this kind with a fixed size on the
-//! default route (the same random streams, so the same results).
+//! `pareto`: TCP transfers as a Poisson process at `load_mbps`, Pareto or fixed sizes (Appenzeller
+//! et al. section 5.1.4). Details: docs/engine.md, `traffic/pareto.rs`.
 
 use super::sizes::SizeDist;
 use super::TrafficEntry;

@@ -1,13 +1,5 @@
-//! Finite TCP transfers (the flat short flows, `pareto` flows, `http` objects) on reusable
-//! connection slots after the long flows, and their completion times per generator.
-//!
-//! This module keeps which slots are free and what each transfer has left in the network; the
-//! world builds the sender and receiver of each slot and moves the packets. A slot is reused only
-//! when its transfer is finished and nothing of it (data or ACK) is left in the network, so a
-//! late packet can never reach the next transfer. Pending timer events of the old transfer are
-//! harmless: every timer event re-checks the current deadline of whoever holds the slot. So
-//! memory follows the transfers in progress, not the transfers of the run: 100,000 web objects
-//! with 50 in progress at a time use about 50 slots.
+//! Finite TCP transfers on reusable connection slots after the long flows, and their completion
+//! times. Details: docs/engine.md, `traffic/transfers.rs`.
 
 use crate::metrics::new_delay_histogram;
 use crate::time::{to_secs, Time};

@@ -1,7 +1,5 @@
-//! The end of a run: the world's counters turned into the output tables declared in `output`
-//! (summary, flows, links; the time series and trace are collected during the run). Per-flow
-//! figures are the long flows'; link figures cover the measured window [warmup_s, duration_s],
-//! except the whole-run conservation counters.
+//! The end of a run: the world's counters turned into the output tables of `output`.
+//! Details: docs/engine.md, `world/finish.rs`.
 
 use super::World;
 use crate::link::Role;

@@ -1,8 +1,5 @@
-//! The world's traffic beyond the flat long flows (see `traffic`): `bulk` groups' flows and their
-//! on/off schedules; finite TCP transfers (the flat short flows and `pareto` groups' Poisson
-//! arrivals, `http` sessions' objects), each on a reusable connection slot after the long flows
-//! (see `traffic::transfers`); open-loop sources (the flat ones and `udp` groups); the per-class
-//! counters and the `classes` table.
+//! The world's traffic beyond the flat long flows: bulk schedules, transfers, web sessions and
+//! open-loop sources. Details: docs/engine.md, `world/traffic.rs`.
 
 use super::{Event, World};
 use crate::output::ClassRow;

@@ -1,34 +1,5 @@
-//! Loss recovery as ns-2 2.35's TCP-Linux runs it (`recovery = linux`; `tcp/tcp-linux.cc`, D. X.
-//! Wei's `Agent/TCP/Linux`, read in the ns-2.35 source, repository hbatmit/ns2.35): the recovery
-//! the ABS paper's Linux variants ran under. It differs from RFC 6675 (`sack`) in most places:
-//! - loss is detected from the scoreboard alone (`scoreboard.rs`: FACK, and lost
-//!   retransmissions), never by counting duplicate ACKs, and there is no Limited Transmit;
-//! - states Open, Recovery, Loss (Linux's `icsk_ca_state`). In Open or Loss, an ACK that marks a
-//!   packet lost starts Recovery: RecoveryPoint = the highest packet sent, ssthresh from the
-//!   window law, and cwnd = the law's `min_cwnd` (ssthresh / 2 for Reno, HighSpeed, Scalable,
-//!   TCP-LP; BWE x RTTmin for Westwood+), else ssthresh, at once;
-//! - the window does not grow in Recovery; it does in Open and in Loss (slow start after a
-//!   timeout), and only on an ACK before which the window was full (in flight >= cwnd: every
-//!   module's `tcp_is_cwnd_limited` check, as ns-2's glue defines it);
-//! - sending (`send_much`): while packets in flight (sent - acked - SACKed - lost) < max(cwnd,
-//!   next), retransmit the lowest lost packet, else send new data. `next` does ns-2's rate
-//!   halving: the old cwnd on entering Recovery, then min(next, in flight + 1) before and
-//!   min(next, max(in flight - 1, 1)) after each packet: one packet per two ACKs until in flight
-//!   is down to cwnd;
-//! - Recovery and Loss end at the first ACK at or above RecoveryPoint: the scoreboard is cleared,
-//!   and a cwnd below ssthresh is raised to it, but to no more than in flight + 3 (Linux's
-//!   `tcp_moderate_cwnd`, tcp_max_burst = 3);
-//! - a timeout: ssthresh and cwnd = 1 from the window law, every unSACKed packet is marked lost,
-//!   state Loss; the sender does not go back to the first unacknowledged packet, it retransmits
-//!   what is marked lost first, skipping what was SACKed;
-//! - the retransmission timer restarts on every ACK, duplicates included (`renew_timer`);
-//! - an RTT sample is the number of 1 ms ticks between the timed packet's send and its ACK
-//!   (`rtt_update` without timestamps: `int((tao + fmod(sendtime, tick)) / tick)`), which
-//!   averages the RTT where rounding would always give the nearer tick. Westwood+ reads `srtt` in
-//!   whole jiffies for its RTTmin, which rounding put up to a tick high: on ABS Fig. 1 at 8
-//!   packets (10 seeds) Westwood+ ran 0.030 above ns-2 with rounded samples, 0.013 with counted
-//!   ticks. (ns-2 adds a random per-agent offset to the send time; here the ticks start at 0.)
-//! Packets leave when the ACK clock allows, whatever the release (`tcp.release` must be window).
+//! Loss recovery as ns-2 2.35's TCP-Linux runs it (`recovery = linux`; `tcp/tcp-linux.cc`):
+//! scoreboard-driven, rate halving. Details: docs/tcp.md, `tcp/recovery/linux.rs`.
 
 use super::scoreboard::{Found, Scoreboard};
 use crate::tcp::sender::SenderCore;

@@ -1,8 +1,5 @@
-//! NewReno recovery (RFC 6582), as ns-2's `Agent/TCP/Newreno` with its 2.35 defaults: a partial ACK
-//! (below `recover`) retransmits the next hole and stays in fast recovery, with partial window
-//! deflation; only the first partial ACK restarts the retransmission timer (the "impatient"
-//! variant, ns-2 `newreno_changes1_ = 1`); recovery ends with the window the law set at the fast
-//! retransmit.
+//! NewReno recovery (RFC 6582), as ns-2 2.35's `Agent/TCP/Newreno`.
+//! Details: docs/tcp.md, `tcp/recovery/newreno.rs`.
 
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 

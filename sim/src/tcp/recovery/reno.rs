@@ -1,8 +1,5 @@
-//! Reno recovery (RFC 5681), as ns-2's `Agent/TCP/Reno`: any new ACK ends fast recovery and
-//! deflates the window to what the window law set at the fast retransmit. A second loss in the
-//! same window cannot start another fast retransmit (ns-2's `bugFix_`; the duplicate ACKs are below
-//! `recover`), so it usually ends in a retransmission timeout: the weakness that makes Reno need
-//! larger buffers.
+//! Reno recovery (RFC 5681), as ns-2 2.35's `Agent/TCP/Reno`.
+//! Details: docs/tcp.md, `tcp/recovery/reno.rs`.
 
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 

@@ -1,23 +1,5 @@
-//! SACK loss recovery (`recovery = sack`), RFC 6675 ("A Conservative Loss Recovery Algorithm
-//! Based on Selective Acknowledgment for TCP"), with sequence numbers counting packets:
-//! - the scoreboard is the set of SACKed packets above the cumulative ACK, kept as sorted,
-//!   merged [start, end) blocks (RFC 6675 section 3's `Update()`);
-//! - `IsLost(s)`: at least DupThresh = 3 SACKed packets lie above s;
-//! - recovery starts on the third duplicate ACK (the sender's rule, as for Reno and NewReno) with
-//!   RecoveryPoint = HighData (`TcpState::recover`); the window law sets ssthresh and cwnd, as it
-//!   does for the other recoveries; the window is not inflated;
-//! - during recovery every ACK recomputes `pipe` (section 4's `SetPipe()`: unSACKed packets not
-//!   lost, plus those retransmitted) and, while cwnd - pipe >= 1, sends `NextSeg()` (section 4):
-//!   (1) the first unSACKed hole above HighRxt that is lost, else (2) new data, else (3) the first
-//!   unSACKed hole above HighRxt below the highest SACKed packet; the optional rescue
-//!   retransmission (4) is not sent;
-//! - recovery ends at the first ACK at or above RecoveryPoint; a partial ACK restarts the
-//!   retransmission timer (RFC 6298 5.3) and keeps recovering;
-//! - after a retransmission timeout the scoreboard is cleared (RFC 2018 section 8: the receiver
-//!   may renege) and the sender goes back to the first unacknowledged packet, as ns-2's `Sack1`.
-//!
-//! Growth outside recovery is the window law's, as with the other recoveries. Packets the
-//! recovery sends leave at once (ACK-clocked) whatever the release: ns-2's SACK agents do the same.
+//! SACK loss recovery (`recovery = sack`), RFC 6675, with sequence numbers counting packets.
+//! Details: docs/tcp.md, `tcp/recovery/sack.rs`.
 
 use crate::tcp::sender::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};

@@ -1,24 +1,5 @@
-//! The sender's scoreboard of the `linux` recovery: ns-2 2.35 TCP-Linux's `ScoreBoard1`
-//! (`tcp/scoreboard1.{h,cc}`, by D. X. Wei, which loosely follows Linux's `tcp_sacktag_write_queue`
-//! and `tcp_clean_rtx_queue`), read in the ns-2.35 source (repository hbatmit/ns2.35). Every
-//! packet from the cumulative ACK up to the highest SACKed one (`fack`) is
-//! - in flight (sent once, no news),
-//! - SACKed,
-//! - lost: unSACKed at least `DUP_THRESH + 1` packets below `fack` (FACK: ns-2's
-//!   `lost_seq_threshold = fack - (dupack_threshold + 1)`), or marked at a timeout, or
-//! - retransmitted, remembering `snd_nxt` when it left and its retransmission id (counted from
-//!   0 since the last clear or timeout). A retransmission is lost again when `fack` reaches its
-//!   `snd_nxt` (something sent after it was SACKed), or when a retransmission at least
-//!   `DUP_THRESH + 2` ids younger has been acknowledged (`rtx + dupack_threshold + 1 <
-//!   acked_rtx_id`).
-//! Packets above `fack` are in flight and not kept. Packets in flight = sent - acked - SACKed -
-//! lost (retransmissions count as in flight); the next retransmission is the lowest lost packet.
-//!
-//! ns-2 keeps runs of packets as linked nodes and re-walks them on each SACK; this keeps one mark
-//! per packet in a deque from the cumulative ACK, and two cursors, since FACK marking only moves
-//! up and retransmissions become lost in the order they were sent (both conditions grow with
-//! it). The one difference: ns-2 applies a newly SACKed retransmission's id to the packets after
-//! it in that walk and to those before it at the next ACK; here it applies to all at once.
+//! The scoreboard of the `linux` recovery: ns-2 2.35 TCP-Linux's `ScoreBoard1`
+//! (`tcp/scoreboard1.{h,cc}`). Details: docs/tcp.md, `tcp/recovery/scoreboard.rs`.
 
 use std::collections::VecDeque;
 

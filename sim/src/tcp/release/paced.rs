@@ -1,8 +1,5 @@
-//! Paced release (Paced TCP of Enachescu et al. 2006, after Aggarwal et al. 2000): one packet every
-//! srtt / window. Choices the paper leaves open:
-//! - before the first RTT sample there is no srtt, so the initial window goes out unpaced;
-//! - fast retransmissions leave at once (they repair a hole; pacing them only adds delay);
-//!   everything else, including go-back-N after a timeout, is paced.
+//! Paced release (Paced TCP of Enachescu et al. 2006): one packet every srtt / window.
+//! Details: docs/tcp.md, `tcp/release/paced.rs`.
 
 use crate::tcp::sender::SenderCore;
 use crate::tcp::Release;

@@ -1,11 +1,5 @@
-//! Poisson release, the sender of Enachescu et al.'s Theorem 1: packets leave as a Poisson process
-//! of rate window / srtt. Choices the paper leaves open:
-//! - the process ignores cwnd, as in the theorem ("it can result in the window size being
-//!   violated"), but never has more than 2 x wmax packets outstanding, so a stalled flow
-//!   cannot flood the network;
-//! - before the first RTT sample the initial window goes out as an ordinary window;
-//! - fast retransmissions leave at once, outside the Poisson process;
-//! - a finished transfer stops its clock (a timeout's go-back-N restarts it).
+//! Poisson release, the sender of Enachescu et al.'s Theorem 1: rate window / srtt.
+//! Details: docs/tcp.md, `tcp/release/poisson.rs`.
 
 use crate::rng::SimRng;
 use crate::tcp::sender::SenderCore;
