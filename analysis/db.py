@@ -27,6 +27,20 @@ def ok_run_values(results_dir: str | Path, run_ids: list[str], *columns: str) ->
     return {r[0]: r[1:] for r in rows}
 
 
+def start_buffers(results_dir: str | Path, run_ids: list[str], link_id: int = 0) -> dict[str, float]:
+    """The buffer (packets) link `link_id` started with in each stored run among `run_ids`: what a
+    static buffer policy resolved it to."""
+    rows = (
+        connect(results_dir)
+        .execute(
+            "SELECT run_id, buffer_pkts FROM links WHERE run_id IN (SELECT unnest(?)) AND link_id = ?",
+            [run_ids, link_id],
+        )
+        .fetchall()
+    )
+    return dict(rows)
+
+
 class NoResults(FileNotFoundError):
     """results_dir does not exist."""
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 import math
 
 from sim.rules import (  # noqa: F401  (re-exported: the reports read the rules from here)
-    RULES,
     bdp_pkts,
     dick_newreno_pkts,
     enachescu_pkts,
     offered_load,
-    resolve_buffer_pkts,
     stanford_pkts,
 )
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
 from sim import _core
-from sim.schema import CONFIG, union_names, union_specs, unions
+from sim.schema import CONFIG, SCHEMA, union_names, union_specs, unions
 
 CLASSES: dict[str, type] = {}
 """Every generated class by name: records (SimConfig, LinkConfig, ...) and union variants
@@ -167,6 +167,8 @@ VARIANTS: tuple[str, ...] = tuple(union_names(_SECTIONS["tcp"]))
 """Names `tcp` accepts: presets (reno, newreno, sack, ...), then window laws."""
 TOPOLOGIES: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["topology"]["variants"])
 POLICIES: tuple[str, ...] = tuple(v["name"] for v in _SECTIONS["buffer_policy"]["variants"])
+ADAPTIVE_POLICIES: tuple[str, ...] = tuple(SCHEMA["adaptive_policies"])
+"""The policies that act during a run (controllers); the others are static rules, resolved at start."""
 """Names `buffer_policy` accepts: static rules and adaptive controllers."""
 
 globals().update(CLASSES)

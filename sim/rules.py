@@ -35,35 +35,3 @@ def dick_newreno_pkts(core_mbps: float, rtt_ms: float, losses: int = 1, pkt_byte
 def offered_load(flows: int, wmax_pkts: float, rtt_ms: float, core_mbps: float, pkt_bytes: int = 1000) -> float:
     """Peak load of N window-limited flows: N x Wmax / RTT relative to C."""
     return flows * wmax_pkts * pkt_bytes * 8 / (rtt_ms / 1e3) / (core_mbps * 1e6)
-
-
-RULES = ("fixed", "bdp", "stanford", "enachescu")
-
-
-def resolve_buffer_pkts(
-    rule: str,
-    scale: float,
-    *,
-    buffer_pkts: int,
-    core_mbps: float,
-    rtt_ms: float,
-    flows: int,
-    wmax_pkts: float,
-    pkt_bytes: int,
-    theta: float = 0.9,
-) -> int:
-    """The buffer a sweep point uses: `fixed` keeps buffer_pkts; the others are scale x rule,
-    rounded. For `enachescu`, rho is the peak offered load, clipped to [0.05, 0.95] (the
-    theorem needs rho < 1; an under-provisioned link is treated as rho = 0.95)."""
-    if rule == "fixed":
-        return buffer_pkts
-    if rule == "bdp":
-        b = bdp_pkts(core_mbps, rtt_ms, pkt_bytes)
-    elif rule == "stanford":
-        b = stanford_pkts(core_mbps, rtt_ms, flows, pkt_bytes)
-    elif rule == "enachescu":
-        rho = min(max(offered_load(flows, wmax_pkts, rtt_ms, core_mbps, pkt_bytes), 0.05), 0.95)
-        b = enachescu_pkts(wmax_pkts, rho, theta)
-    else:
-        raise ValueError(f"buffer_rule: unknown rule {rule!r}; allowed: {', '.join(RULES)}")
-    return max(0, round(scale * b))

@@ -20,7 +20,6 @@ from omegaconf import MISSING, OmegaConf
 
 import sim
 from sim.config import variant_class_name
-from sim.rules import RULES, resolve_buffer_pkts
 from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 from sweeps import backends
 from sweeps.errors import UsageError
@@ -125,11 +124,6 @@ class DebugConf:
 class SweepKeys:
     """A sweep's own keys, beside the simulation's."""
 
-    buffer_rule: str = "fixed"
-    """fixed | bdp | stanford | enachescu: buffer_pkts = buffer_scale x rule (resolved per job)."""
-    buffer_scale: float = 1.0
-    buffer_theta: float = 0.9
-    """Target effective utilization of the enachescu rule."""
     name: Optional[str] = None
     """The experiment's name (presets set it); names the MLflow experiment."""
     backend: str = "engine"
@@ -155,7 +149,7 @@ SweepConfig = dataclasses.make_dataclass(
 )
 """The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
-SWEEP_ONLY_KEYS = ("buffer_rule", "buffer_scale", "buffer_theta", "name", "backend")
+SWEEP_ONLY_KEYS = ("name", "backend")
 OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir", "confirm")
 """Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity,
 and not sweepable."""
@@ -220,8 +214,6 @@ def _base(t: Any) -> tuple[Any, bool]:
 
 
 _SWEEP_CHECKS: dict[str, tuple[Any, str]] = {
-    "buffer_scale": (lambda v: 0 < v <= 1e6, "> 0 and <= 1e6"),
-    "buffer_theta": (lambda v: 0 < v < 1, "in (0, 1)"),
     "results_dir": (lambda v: v.strip() != "", "a non-empty path or URI"),
     "ray.num_cpus": (lambda v: v is None or v >= 1, "null or an integer >= 1"),
     "ray.batch_size": (lambda v: v >= 0, "an integer >= 0 (0: adaptive)"),
@@ -263,14 +255,23 @@ def _convert_type(key: str, base: Any, optional: bool, value: Any) -> Any:
         return float(value)
     if not isinstance(value, str):
         raise ValueError(f"{key}: must be a string, got {value!r}")
-    if key == "buffer_rule" and value not in RULES:
-        raise ValueError(f"buffer_rule: unknown rule {value!r}; allowed: {', '.join(RULES)}")
     if key == "backend":
         backends.get(value)  # names the allowed ones
     return value
 
 
+RETIRED: dict[str, str] = {
+    "buffer_rule": "buffer_policy=bdp|stanford|enachescu (buffer_policy.rtt_ms=R sizes for a nominal RTT R)",
+    "buffer_scale": "buffer_policy.factor (with buffer_policy=bdp|stanford|enachescu)",
+    "buffer_theta": "buffer_policy.theta (with buffer_policy=enachescu)",
+}
+"""Keys that no longer exist -> what replaces them (the engine's static policies compute the same
+buffers, per link; CHANGELOG.md)."""
+
+
 def unknown_key(key: str) -> ValueError:
+    if key in RETIRED:
+        return ValueError(f"{key}: retired; use {RETIRED[key]}")
     close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return ValueError(f"{key}: unknown key{hint}; see `python -m sweeps --help` and `python -m analysis schema`")
@@ -340,17 +341,6 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     """From one job's resolved config (a plain dict of SweepConfig) to a validated RunSpec.
     Raises ValueError naming the offending key."""
     fields = {k: job[k] for k in SIM_KEYS if k in job}
-    fields["buffer_pkts"] = resolve_buffer_pkts(
-        job["buffer_rule"],
-        job["buffer_scale"],
-        buffer_pkts=job["buffer_pkts"],
-        core_mbps=job["core_mbps"],
-        rtt_ms=job["rtt_ms"],
-        flows=job["flows"],
-        wmax_pkts=job["wmax_pkts"],
-        pkt_bytes=job["pkt_bytes"],
-        theta=job["buffer_theta"],
-    )
     cfg = sim.SimConfig.from_fields(**fields)
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
     backend = backend_of(job["backend"], cfg)

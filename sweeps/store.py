@@ -43,9 +43,6 @@ def _doc(unit: str, doc: str) -> dict[bytes, bytes]:
 
 
 _SWEEP_DOCS = {
-    "buffer_rule": "how buffer_pkts was set: fixed, bdp (RTT x C), stanford (RTT x C / sqrt(N)) or enachescu",
-    "buffer_scale": "the multiplier applied to the buffer rule",
-    "buffer_theta": "target effective utilization of the enachescu rule",
     "name": "the experiment preset's name (NULL for an ad-hoc sweep)",
     "backend": "the simulator that ran it: engine, ns2 or ns3",
 }

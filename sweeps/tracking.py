@@ -74,7 +74,7 @@ def _sqlite_wal(uri: str) -> None:
 
 
 def parent_name(experiment: str, swept: list[str], n_jobs: int) -> str:
-    """What a sweep's parent run is called: `dick_table: tcp x flows x buffer_scale (96)`."""
+    """What a sweep's parent run is called: `dick_table: tcp x flows x buffer_policy.factor (96)`."""
     return f"{experiment}: {' x '.join(swept) or 'one run'} ({n_jobs})"
 
 
@@ -274,11 +274,11 @@ class _ChildLogger:
         self._defaults.pop("engine_version")
 
     def _params(self, row: dict[str, Any]) -> dict[str, str]:
-        """The sweep axes, every field that differs from the engine defaults, and the sizing
-        rule. (The full resolved config is the run's config.json artifact: logging ~40 params
+        """The sweep axes, every field that differs from the engine defaults, and the buffer
+        policy. (The full resolved config is the run's config.json artifact: logging ~40 params
         per run would halve the logging rate of a SQLite store.)"""
         out = {k: row[k] for k in self._defaults if k in self.swept or row.get(k) != self._defaults[k]}
-        always = ("tcp", "buffer_pkts", "flows", "buffer_rule", "buffer_scale", "name", "backend")
+        always = ("tcp", "buffer_pkts", "flows", "buffer_policy", "name", "backend")
         out.update({k: row[k] for k in always})
         out.update({k: row[k] for k in self.swept if k in row})
         return {k: str(v)[:500] for k, v in out.items()}

@@ -24,10 +24,13 @@ from analysis.reproductions.common import (
 def dick_table(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
     rc = sweep_cli("dick_table", results, rerun, backend_override())
     con = stored(results, None, "dick_table")
-    data = con.execute("""SELECT tcp, flows, buffer_scale, any_value(buffer_pkts), list(utilization)
-        FROM runs WHERE name = 'dick_table' AND status = 'ok' AND backend = 'engine' GROUP BY ALL""").fetchall()
+    # The buffer is the one the stanford rule resolved for the bottleneck (link 0).
+    data = con.execute("""SELECT r.tcp, r.flows, r.buffer_policy_factor, any_value(l.buffer_pkts)::INTEGER,
+            list(r.utilization)
+        FROM runs r JOIN links l ON l.run_id = r.run_id AND l.link_id = 0
+        WHERE r.name = 'dick_table' AND r.status = 'ok' AND r.backend = 'engine' GROUP BY ALL""").fetchall()
     ours = {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}
-    ns2_runs = backend_means(con, "dick_table", ("tcp", "flows", "buffer_scale"), "utilization").get("ns2", {})
+    ns2_runs = backend_means(con, "dick_table", ("tcp", "flows", "buffer_policy_factor"), "utilization").get("ns2", {})
     ns2_seeds = max((len(v) for v in ns2_runs.values()), default=0)
     rows, within = [], 0
     for (n, scale), (b_paper, reno_p, newreno_p) in papers.DICK_TABLE.items():

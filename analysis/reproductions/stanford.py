@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis import rules
-from analysis.db import ok_run_values
+from analysis.db import ok_run_values, start_buffers
 from analysis.reproductions.common import (
     OTHER_BACKENDS,
     Report,
@@ -517,15 +517,20 @@ def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], N
     """AFCT of the 14-packet flows of the Fig. 12 mix with RTT x C and with RTT x C / sqrt(n) buffers."""
     base = fig12_overrides(results, FIG13_NAME) + (["force=true"] if rerun else [])
     rule_names = ("bdp", "stanford")
+    # Each rule on the nominal RTT (as the paper sizes it), not on the flows' harmonic mean.
     points = [
-        {"flows": n, "buffer_rule": r, "seed": seed} for n in FIG13_FLOWS for r in rule_names for seed in STANFORD_SEEDS
+        {"flows": n, "buffer_policy": {"name": r, "rtt_ms": STANFORD_RTT_MS}, "seed": seed}
+        for n in FIG13_FLOWS
+        for r in rule_names
+        for seed in STANFORD_SEEDS
     ]
     rc, run_ids = run_jobs(base, points)
-    got = ok_run_values(results, run_ids, "short_afct_ms", "utilization", "mean_queue_delay_ms", "buffer_pkts")
+    got = ok_run_values(results, run_ids, "short_afct_ms", "utilization", "mean_queue_delay_ms")
+    buffers = start_buffers(results, run_ids)
     stats: dict[tuple[int, str], list[tuple]] = {}
     for p, r in zip(points, run_ids):
         if r in got:
-            stats.setdefault((p["flows"], p["buffer_rule"]), []).append(got[r])
+            stats.setdefault((p["flows"], p["buffer_policy"]["name"]), []).append((*got[r], buffers[r]))
 
     def mean(n: int, rule: str, col: int) -> float:
         return mean_sd([v[col] for v in stats.get((n, rule), [])])[0]
@@ -590,7 +595,8 @@ def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], N
         "The Fig. 12 traffic mix (Poisson arrivals of 14-packet Reno flows offering 80 Mb/s of the 400 Mb/s "
         "beside n long flows; RTTs uniform in 40-120 ms); completion time from the first packet sent to the "
         "last packet received, over flows that started after the 30 s warm-up; mean of 2 seeds (error bars: "
-        f"their spread). Runs named {FIG13_NAME}, buffer_rule=bdp and buffer_rule=stanford.",
+        f"their spread). Runs named {FIG13_NAME}, buffer_policy=bdp and buffer_policy=stanford "
+        f"with buffer_policy.rtt_ms={STANFORD_RTT_MS:g}.",
         "",
         "The paper gives no numbers here, only the two curves (AFCT up to ~700 ms) and the claim that "
         "the AFCT is much shorter with RTT x C / sqrt(n) buffers because the queueing delay is lower.",

@@ -255,6 +255,8 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         t.set_item(name, list)?;
     }
     out.set_item("tables", t)?;
+    let adaptive: Vec<&str> = crate::policy::POLICIES.iter().filter(|e| e.adaptive).map(|e| e.def.name).collect();
+    out.set_item("adaptive_policies", adaptive)?;
     Ok(out)
 }
 

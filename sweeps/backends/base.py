@@ -8,13 +8,16 @@ mirror, or a simulator that is not installed, is refused up front with one line.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+import sim
 from sim import SimConfig
+from sim.config import ADAPTIVE_POLICIES
 from sim.result import (
     CLASSES_SCHEMA,
     CONTROL_SCHEMA,
@@ -56,14 +59,27 @@ class BackendResult:
 
 def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> None:
     """ValueError naming the first config column (of `row`, a `config_row`) that is not in
-    `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror."""
+    `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror. A
+    static buffer rule is mirrored (as the buffer the engine resolves, `with_resolved_buffer`)
+    where `buffer_pkts` is."""
     default = config_row(SimConfig(tcp=row["tcp"]))  # a law's parameters keep its preset's values
     skip = set(mapped) | set(OUTPUT_ONLY)
+    if "buffer_pkts" in skip and row["buffer_policy"] not in ADAPTIVE_POLICIES:
+        skip |= {k for k in row if k.startswith("buffer_policy")}
     for key, value in row.items():
         if key not in skip and value != default[key]:
             raise ValueError(
                 f"{key}: the {backend} backend supports only the default ({default[key]!r}), got {value!r}"
             )
+
+
+def with_resolved_buffer(cfg: SimConfig, drawn: sim.SimResult) -> SimConfig:
+    """cfg with its static buffer rule replaced by the bottleneck buffer the engine resolved for
+    it (link 0 of `drawn`, an engine run of cfg): what a backend without the rules simulates."""
+    if cfg.buffer_policy.name == "fixed":
+        return cfg
+    b = int(drawn.links["buffer_pkts"][0].as_py())
+    return dataclasses.replace(cfg, buffer_policy="fixed", buffer_pkts=b)
 
 
 OUTPUT_ONLY = ("engine_version", "trace_max_events", "trace_start_s")

@@ -33,7 +33,7 @@ from pathlib import Path
 import sim
 from sim import SimConfig
 from sim.result import config_row
-from sweeps.backends.base import Backend, BackendResult, check_unmapped
+from sweeps.backends.base import Backend, BackendResult, check_unmapped, with_resolved_buffer
 from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
@@ -142,6 +142,7 @@ def script_args(cfg: SimConfig, drawn: sim.SimResult) -> list[str]:
 def run(cfg: SimConfig) -> BackendResult:
     check(cfg)
     drawn = drawn_flows(cfg)
+    cfg = with_resolved_buffer(cfg, drawn)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ns2-") as tmp:
         out = Path(tmp) / "records.txt"

@@ -34,7 +34,7 @@ from typing import Any
 
 from sim import SimConfig
 from sim.result import config_row
-from sweeps.backends.base import Backend, BackendResult, check_unmapped
+from sweeps.backends.base import Backend, BackendResult, check_unmapped, with_resolved_buffer
 from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 SCENARIO = Path(__file__).with_name("ns3_dumbbell.cc")
@@ -159,6 +159,7 @@ def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float]) -> Any:
 def run(cfg: SimConfig) -> BackendResult:
     check(cfg)
     drawn = drawn_flows(cfg)
+    cfg = with_resolved_buffer(cfg, drawn)
     params = _params(cfg, drawn.flows["rtt_ms"].to_pylist(), drawn.flows["start_s"].to_pylist())
     t0 = time.perf_counter()
     records = parse_records(str(_scenario().Run(params)))

@@ -50,13 +50,3 @@ def test_tcp_mm1b_model_needs_log_buffers():
     assert const[0] > const[1] > const[2]
     assert logb[2] > const[2] + 0.1
     assert 0 < min(logb) and max(logb) < 1
-
-
-def test_resolve_buffer_rules():
-    kw = dict(buffer_pkts=7, core_mbps=45, rtt_ms=100, flows=30, wmax_pkts=10_000, pkt_bytes=1000)
-    assert rules.resolve_buffer_pkts("fixed", 3.0, **kw) == 7
-    assert rules.resolve_buffer_pkts("bdp", 1.0, **kw) == 562
-    assert rules.resolve_buffer_pkts("stanford", 0.5, **kw) == 51  # Dick's table, 30 flows
-    assert rules.resolve_buffer_pkts("stanford", 3.0, **{**kw, "flows": 120}) == 154
-    with pytest.raises(ValueError, match="buffer_rule"):
-        rules.resolve_buffer_pkts("magic", 1.0, **kw)

@@ -1,5 +1,5 @@
-"""Buffer policies (issue 16): static rules resolved per link from its flows, equal to the sweep-level
-rules of `analysis.rules` where both apply; adaptive controllers of the ABS family, with their state
+"""Buffer policies (issue 16): static rules resolved per link from its flows, equal to the formulas
+of `sim.rules` where both apply; adaptive controllers of the ABS family, with their state
 per control interval in the `control` table; per-link policies on the parking lot; and bad settings
 refused in one line naming the key. On ABS's Fig. 2/3 link (10 Mb/s, 20 flows) ABS holds the loss
 rate at its target where that constraint binds."""
@@ -31,6 +31,15 @@ def resolved(**kw) -> float:
     return sim.run(**{**SHORT, **kw}).links.to_pylist()[0]["buffer_pkts"]
 
 
+def _rule_pkts(rule: str, factor: float, flows: int = 16, core_mbps: float = 16, rtt_ms: float = 60) -> int:
+    """The rule's formula on the link's nominal figures (SHORT's), rounded as the engine rounds."""
+    if rule == "enachescu":
+        rho = min(max(rules.offered_load(flows, 64, rtt_ms, core_mbps), 0.05), 0.95)
+        return round(factor * rules.enachescu_pkts(64, rho, 0.9))
+    b = rules.bdp_pkts(core_mbps, rtt_ms) if rule == "bdp" else rules.stanford_pkts(core_mbps, rtt_ms, flows)
+    return round(factor * b)
+
+
 @pytest.mark.parametrize(
     "policy, rule, factor",
     [
@@ -40,11 +49,21 @@ def resolved(**kw) -> float:
         ("enachescu", "enachescu", 1.0),
     ],
 )
-def test_static_rules_equal_the_sweep_level_rules_with_equal_rtts(policy, rule, factor):
-    want = rules.resolve_buffer_pkts(
-        rule, factor, buffer_pkts=0, core_mbps=16, rtt_ms=60, flows=16, wmax_pkts=64, pkt_bytes=1000
-    )
-    assert resolved(buffer_policy=policy) == want
+def test_static_rules_equal_the_formulas_with_equal_rtts(policy, rule, factor):
+    assert resolved(buffer_policy=policy) == _rule_pkts(rule, factor)
+
+
+@pytest.mark.parametrize("rule, factor, flows", [("stanford", 0.5, 30), ("stanford", 3.0, 120), ("bdp", 1.0, 30)])
+def test_rtt_ms_sizes_for_a_nominal_rtt_whatever_the_flows_rtts(rule, factor, flows):
+    # Dick's table (issue 31: what `buffer_rule=stanford buffer_scale=k` gave): RTTs spread over
+    # 80-120 ms, the rule applied to the nominal 100 ms, not to the flows' harmonic mean.
+    dick = dict(flows=flows, core_mbps=45, rtt_ms=100, rtt_spread_ms=40, wmax_pkts=10_000, duration_s=2, warmup_s=0)
+    policy = {"name": rule, "factor": factor, "rtt_ms": 100}
+    got = sim.run(**dick, buffer_policy=policy).links.to_pylist()[0]["buffer_pkts"]
+    assert got == _rule_pkts(rule, factor, flows, 45, 100)
+    doubled = sim.run(**dick, buffer_policy={**policy, "rtt_ms": 200}).links.to_pylist()[0]["buffer_pkts"]
+    assert doubled == _rule_pkts(rule, factor, flows, 45, 200)
+    assert _rule_pkts("stanford", 0.5, 30, 45, 100) == 51 and _rule_pkts("stanford", 3.0, 120, 45, 100) == 154
 
 
 def test_static_rules_use_the_harmonic_mean_rtt_of_the_links_flows():

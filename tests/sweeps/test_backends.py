@@ -14,7 +14,7 @@ import pytest
 
 import sim
 from sweeps.backends import BACKENDS, get, ns2, ns3
-from sweeps.backends.base import DETAIL_SCHEMAS
+from sweeps.backends.base import DETAIL_SCHEMAS, with_resolved_buffer
 from sweeps.backends.records import parse_records, to_result
 from sweeps.store import RUNS_SCHEMA
 from tests.conftest import ROOT
@@ -62,6 +62,20 @@ def test_ns3_names_the_first_field_it_cannot_mirror():
     ns3.check(
         sim.SimConfig(tcp={"cc": "newreno", "recovery": "sack", "delayed_ack": True}, flows=30, access_mbps=1000.0)
     )  # mapped: no error
+
+
+def test_a_static_rule_reaches_ns2_and_ns3_as_the_buffer_the_engine_resolved():
+    # Dick's table (issue 31): stanford x 0.5 at 100 ms nominal RTT, 30 flows, 45 Mb/s -> 51 packets.
+    policy = {"name": "stanford", "factor": 0.5, "rtt_ms": 100}
+    cfg = sim.SimConfig(flows=30, core_mbps=45, rtt_ms=100, rtt_spread_ms=40, buffer_policy=policy)
+    ns2.check(cfg)
+    ns3.check(dataclasses.replace(cfg, tcp="newreno"))
+    mirrored = with_resolved_buffer(cfg, ns2.drawn_flows(cfg))
+    assert (mirrored.buffer_policy.name, mirrored.buffer_pkts) == ("fixed", 51)
+    pairs = dict(zip(*[iter(ns2.script_args(mirrored, ns2.drawn_flows(cfg)))] * 2))
+    assert pairs["buffer_pkts"] == "51"
+    with pytest.raises(ValueError, match="^buffer_policy: the ns3 backend supports only the default"):
+        ns3.check(sim.SimConfig(tcp="newreno", buffer_policy="adt"))
 
 
 def test_ns2_script_args_carry_every_mapped_field_and_the_engines_flows():

@@ -36,13 +36,14 @@ def snapshot(path):
         (["-m", "flows=abc,10"], "flows", "an integer"),
         (["-m", "core_mbps=0,10"], "core_mbps", "> 0"),
         (["-m", "flows=choice()"], "flows", ""),
-        (["-m", "buffer_rule=magic"], "buffer_rule", "fixed, bdp, stanford, enachescu"),
+        (["-m", "buffer_rule=stanford"], "buffer_rule", "retired; use buffer_policy=bdp|stanford|enachescu"),
         (["-m", "warmup_s=5,50", "duration_s=30"], "warmup_s", "< duration_s"),
         (["-m", "+experiment=nope"], "experiment", "dick_table"),
         # Audit D9: each of these was accepted, ignored or ended in a traceback.
         (["-m", "results_dir=/tmp/a,/tmp/b"], "results_dir", "cannot be swept"),
         (["results_dir="], "results_dir", "non-empty"),
-        (["buffer_scale=-1"], "buffer_scale", "> 0"),
+        (["buffer_scale=2"], "buffer_scale", "retired; use buffer_policy.factor"),
+        (["buffer_policy=stanford", "buffer_policy.factor=-1"], "buffer_policy.factor", "> 0"),
         (["buffer_pkts=1e3"], "buffer_pkts", "write 1000"),
         (["ray.num_cpus=-1"], "ray.num_cpus", ">= 1"),
         # Issue 15: traffic groups.

@@ -2,7 +2,7 @@
 //! paper states it (section 5, eqs. 17-18). Details: docs/engine.md, `policy/bscl.rs`.
 
 use super::{static_rule, LinkContext, PolicyEntry};
-use crate::params::{normalize, Check, VariantDef};
+use crate::params::{Check, VariantDef, normalize, opt, positive};
 
 fn open_unit() -> Check<f64> {
     Check::new("a number in (0, 1)", |v: &f64| (!(*v > 0.0 && *v < 1.0)).then(|| format!("must be in (0, 1), got {v}")))
@@ -15,6 +15,9 @@ crate::params! {
         alpha: f64 = 0.6, unit "1", check open_unit();
         /// p*: the loss rate eq. 18 sizes for.
         target_loss: f64 = 0.02, unit "1", check open_unit();
+        /// Size for this RTT instead of the harmonic mean of the flows' RTTs (a rule of thumb
+        /// applied to a link's nominal RTT); null: the flows' own.
+        rtt_ms: Option<f64> = None, unit "ms", check opt(positive(1e5));
     }
 }
 
@@ -36,6 +39,7 @@ pub fn loss_spread(alpha: f64, n: f64) -> f64 {
 }
 
 pub fn pkts(p: &BsclParams, link: &LinkContext) -> f64 {
+    let link = &link.assuming_rtt(p.rtt_ms);
     let n = link.flows();
     let bdp = link.pkts_in(link.rtt_harmonic_s());
     let spread = loss_spread(p.alpha, n);
@@ -53,7 +57,7 @@ mod tests {
         // ABS Table 3's N = 16, C = 1024 Mb/s row: R_e for RTTs uniform in [30, 62] ms.
         let rtts: Vec<f64> = (0..16).map(|i| (30.0 + 32.0 * (i as f64 + 0.5) / 16.0) / 1e3).collect();
         let link = LinkContext { rate_bps: 1024e6, pkt_bytes: 1000, rtts_s: rtts, default_rtt_s: 0.1, wmax_pkts: 64.0 };
-        let p = BsclParams { alpha: 0.6, target_loss: 0.02 };
+        let p = BsclParams { alpha: 0.6, target_loss: 0.02, rtt_ms: None };
         let spread = loss_spread(0.6, 16.0);
         assert!((spread - (1.0 - (15.0f64 / 16.0).powf(9.6))).abs() < 1e-15);
         let bdp = link.pkts_in(link.rtt_harmonic_s());

@@ -2,7 +2,7 @@
 //! Details: docs/engine.md, `policy/enachescu.rs`.
 
 use super::{static_rule, LinkContext, PolicyEntry};
-use crate::params::{float_in, normalize, positive, VariantDef};
+use crate::params::{VariantDef, float_in, normalize, opt, positive};
 
 crate::params! {
     /// b = factor x log(Wmax^2 / (2 (1 - theta))) / log(1 / rho).
@@ -11,6 +11,9 @@ crate::params! {
         factor: f64 = 1.0, unit "1", check positive(1e6);
         /// The effective utilization the buffer is sized for.
         theta: f64 = 0.9, unit "1", check float_in(0.01, 0.99);
+        /// Size for this RTT instead of the harmonic mean of the flows' RTTs (a rule of thumb
+        /// applied to a link's nominal RTT); null: the flows' own.
+        rtt_ms: Option<f64> = None, unit "ms", check opt(positive(1e5));
     }
 }
 
@@ -27,6 +30,7 @@ pub const ENTRY: PolicyEntry = PolicyEntry {
 };
 
 pub fn pkts(p: &EnachescuParams, link: &LinkContext) -> f64 {
+    let link = &link.assuming_rtt(p.rtt_ms);
     let rho = link.peak_load().clamp(0.05, 0.95);
     p.factor * (link.wmax_pkts.powi(2) / (2.0 * (1.0 - p.theta))).ln() / (1.0 / rho).ln()
 }

@@ -37,6 +37,14 @@ impl LinkContext {
         self.rate_bps * rtt_s / (8.0 * self.pkt_bytes as f64)
     }
 
+    /// The link as a rule sized for a nominal RTT sees it: every long flow's RTT is `rtt_ms`
+    /// (N unchanged). `None` keeps the flows' own RTTs.
+    pub fn assuming_rtt(&self, rtt_ms: Option<f64>) -> LinkContext {
+        let Some(ms) = rtt_ms else { return self.clone() };
+        let r = ms / 1e3;
+        LinkContext { rtts_s: vec![r; self.rtts_s.len()], default_rtt_s: r, ..self.clone() }
+    }
+
     /// The peak load the long flows can offer: sum of Wmax / RTT over C.
     pub fn peak_load(&self) -> f64 {
         let bits = self.wmax_pkts * 8.0 * self.pkt_bytes as f64;
@@ -179,7 +187,7 @@ impl BufferPolicy for Static {
 }
 
 /// A rule's real-valued buffer in whole packets: factor x rule, rounded half to even (as
-/// Python's `round`, so that the sweep-level `buffer_rule` and this agree), at least 1.
+/// Python's `round`, as `sim.rules` users round the formulas), at least 1.
 pub fn whole_pkts(b: f64) -> u64 {
     b.round_ties_even().max(1.0) as u64
 }
@@ -252,6 +260,10 @@ mod tests {
         let empty = link(&[]);
         assert_eq!((empty.rtt_harmonic_s(), empty.flows()), (0.1, 1.0));
         assert!((link(&[100.0]).peak_load() - 64.0 * 8000.0 / 0.1 / 16e6).abs() < 1e-12);
+        let nominal = l.assuming_rtt(Some(80.0));
+        assert_eq!((nominal.rtt_harmonic_s(), nominal.flows()), (0.08, 2.0));
+        assert_eq!(empty.assuming_rtt(Some(80.0)).rtt_harmonic_s(), 0.08);
+        assert_eq!(l.assuming_rtt(None), l);
     }
 
     #[test]
