@@ -5,7 +5,7 @@ use crate::params::{
     each, int_in, non_negative, opt, positive, rate_mbps, ConfigError, Param, Value, MAX_FLOWS, MAX_PKTS,
 };
 use crate::policy::PolicyConfig;
-use crate::queue::Limit;
+use crate::queue::{Limit, QueueConfig};
 use crate::tcp::TcpConfig;
 use crate::time::{from_secs, to_secs};
 use crate::topology::{Flat, Network, TopologyConfig};
@@ -71,6 +71,9 @@ crate::params! {
         /// a static rule resolved before the run (bdp, stanford, ...) or an adaptive controller (abs,
         /// adt, ...); fixed = buffer_pkts as configured.
         buffer_policy: PolicyConfig = PolicyConfig::named("fixed");
+        /// The queue discipline of every topology link without its own (topology.links.N.queue):
+        /// droptail, or an AQM (red, codel, ...) under the hard limit buffer_pkts / buffer_bytes.
+        queue: QueueConfig = QueueConfig::named("droptail");
         /// Time-series sample interval.
         sample_interval_s: f64 = 0.1, unit "s", check positive(1e6);
         /// Link event trace length; 0 = off.
@@ -186,7 +189,13 @@ impl SimConfig {
             Some(b) => Limit::Bytes(b as u64),
             None => Limit::Packets(self.buffer_pkts as u64),
         };
-        let flat = Flat { core_mbps: self.core_mbps, flows: self.flows, limit, policy: self.buffer_policy.clone() };
+        let flat = Flat {
+            core_mbps: self.core_mbps,
+            flows: self.flows,
+            limit,
+            policy: self.buffer_policy.clone(),
+            queue: self.queue.clone(),
+        };
         let mut net = self.topology.build(&flat)?;
         for (i, g) in self.traffic.iter().enumerate() {
             let route = match &g.0.common.route {
@@ -198,7 +207,28 @@ impl SimConfig {
             net.traffic_routes.push(route);
         }
         self.check_delays(&net)?;
+        self.check_marking(&net)?;
         Ok(net)
+    }
+
+    /// A queue that marks ECN needs ECN senders: refused rather than warned, since it would
+    /// silently turn into a dropping queue (an `ecn` AQM) or a drop-tail one (`step`).
+    fn check_marking(&self, net: &Network) -> Result<(), ConfigError> {
+        if self.tcp.common().ecn {
+            return Ok(());
+        }
+        match net.links.iter().find(|l| l.queue.0.marks()) {
+            None => Ok(()),
+            Some(l) => {
+                let (q, key) = &l.queue;
+                // Name `ecn` where it is the discipline's choice, else the discipline (`step`).
+                let field = if q.has_param("ecn") { format!("{key}.ecn") } else { key.clone() };
+                Err(ConfigError::at(
+                    &field,
+                    format!("{} marks ECN, but the senders are not ECN-capable: set tcp.ecn=true", q.name()),
+                ))
+            }
+        }
     }
 
     /// Every flow's RTT covers twice its route's one-way link delay.

@@ -2,7 +2,7 @@
 //! a link without a rate is a pure delay. Details: docs/engine.md, `link.rs`.
 
 use crate::packet::Packet;
-use crate::queue::{Discipline, QueueDiscipline};
+use crate::queue::{Discipline, QueueDiscipline, Verdicts};
 use crate::time::Time;
 use std::collections::VecDeque;
 
@@ -12,6 +12,7 @@ pub enum Arrival {
     /// The link was idle: serialisation started and ends at this time.
     Started(Time),
     Queued,
+    /// The queue dropped it (`Verdicts` has it, with the cause).
     Dropped,
     /// A pure-delay link took it into its pipe; the time is due when the pipe was empty (the
     /// caller schedules the pipe's exit then).
@@ -23,6 +24,8 @@ pub struct Serializer {
     ps_per_bit: f64,
     pub queue: Discipline,
     in_service: Option<Packet>,
+    /// The queue's drops and marks, until the network reads them (`take_verdicts`).
+    verdicts: Verdicts,
 }
 
 /// What a link is to the network that holds it.
@@ -50,7 +53,7 @@ pub struct Link {
 impl Link {
     /// A link of `rate_bps` with its queue and propagation delay.
     pub fn serial(rate_bps: f64, queue: Discipline, delay: Time, role: Role) -> Self {
-        let tx = Serializer { ps_per_bit: 1e12 / rate_bps, queue, in_service: None };
+        let tx = Serializer { ps_per_bit: 1e12 / rate_bps, queue, in_service: None, verdicts: Verdicts::default() };
         Self { role, tx: Some(Box::new(tx)), pipe: DelayLine::new(delay) }
     }
 
@@ -100,7 +103,7 @@ impl Link {
             let done = now + (pkt.bytes as f64 * 8.0 * tx.ps_per_bit).round() as Time;
             tx.in_service = Some(pkt);
             Arrival::Started(done)
-        } else if tx.queue.offer(pkt) {
+        } else if tx.queue.enqueue(pkt, now, &mut tx.verdicts) {
             Arrival::Queued
         } else {
             Arrival::Dropped
@@ -113,11 +116,29 @@ impl Link {
     pub fn complete(&mut self, now: Time) -> (Packet, Option<(Packet, Time)>) {
         let tx = self.tx.as_mut().expect("completion on a pure-delay link");
         let done = tx.in_service.take().expect("completion without a packet in service");
-        let next = tx.queue.pop().map(|p| {
+        let next = tx.queue.dequeue(now, &mut tx.verdicts).map(|p| {
             tx.in_service = Some(p);
             (p, now + (p.bytes as f64 * 8.0 * tx.ps_per_bit).round() as Time)
         });
         (done, next)
+    }
+
+    /// Whether the queue dropped or marked since `take_verdicts` last ran.
+    #[inline(always)]
+    pub fn has_verdicts(&self) -> bool {
+        self.tx.as_ref().is_some_and(|t| !t.verdicts.is_empty())
+    }
+
+    /// The queue's drops (with their causes) and marks since the last call; hand the emptied
+    /// list back with `return_verdicts` to keep its allocation.
+    pub fn take_verdicts(&mut self) -> (Vec<(Packet, crate::queue::Cause)>, u64) {
+        let v = &mut self.tx.as_mut().expect("a serialising link").verdicts;
+        (std::mem::take(&mut v.dropped), std::mem::take(&mut v.marks))
+    }
+
+    pub fn return_verdicts(&mut self, mut dropped: Vec<(Packet, crate::queue::Cause)>) {
+        dropped.clear();
+        self.tx.as_mut().expect("a serialising link").verdicts.dropped = dropped;
     }
 
     /// A transmitted packet starts propagating (or a packet enters a pure-delay link); returns its
@@ -192,14 +213,14 @@ impl DelayLine {
 mod tests {
     use super::*;
     use crate::packet::Kind;
-    use crate::queue::{Discipline, DropTailQueue, Limit};
+    use crate::queue::{droptail::DropTail, Discipline, Limit};
 
     fn pkt(bytes: u16) -> Packet {
         Packet::new(Kind::Data, 0, bytes, 0)
     }
 
     fn link(rate_bps: f64, limit: u64, delay: Time) -> Link {
-        Link::serial(rate_bps, Discipline::DropTail(DropTailQueue::new(Limit::Packets(limit))), delay, Role::Net(0))
+        Link::serial(rate_bps, Discipline::DropTail(DropTail::new(Limit::Packets(limit))), delay, Role::Net(0))
     }
 
     #[test]

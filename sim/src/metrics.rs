@@ -11,7 +11,11 @@ pub struct LinkCounters {
     pub arrivals: u64,
     /// Bits of the arrivals (ABS's S1 + S2).
     pub arrival_bits: u64,
+    /// Every drop; `early_drops` of them by the discipline's choice, the rest at the hard limit.
     pub drops: u64,
+    pub early_drops: u64,
+    /// Packets marked CE.
+    pub marks: u64,
     pub tx_pkts: u64,
     pub tx_bits: u64,
     /// Time spent transmitting (ps). Utilization is busy time over elapsed time, so that a
@@ -27,6 +31,8 @@ impl LinkCounters {
             arrivals: self.arrivals - earlier.arrivals,
             arrival_bits: self.arrival_bits - earlier.arrival_bits,
             drops: self.drops - earlier.drops,
+            early_drops: self.early_drops - earlier.early_drops,
+            marks: self.marks - earlier.marks,
             tx_pkts: self.tx_pkts - earlier.tx_pkts,
             tx_bits: self.tx_bits - earlier.tx_bits,
             busy_ps: self.busy_ps - earlier.busy_ps,

@@ -168,8 +168,11 @@ crate::table! {
         mean_queue_pkts: f64, unit "pkts";
         /// 99th percentile (over time) of the packets waiting at the bottleneck.
         p99_queue_pkts: f64, unit "pkts";
-        /// Mean time packets waited at the bottleneck before their transmission started.
+        /// Mean time packets waited at the bottleneck before their transmission started (the
+        /// dequeue sojourn time).
         mean_queue_delay_ms: f64, unit "ms";
+        /// Median of that waiting time.
+        p50_queue_delay_ms: f64, unit "ms";
         /// 99th percentile of that waiting time.
         p99_queue_delay_ms: f64, unit "ms";
         /// Jain's index over the long flows' goodputs; NULL without long flows or goodput.
@@ -198,6 +201,12 @@ crate::table! {
         bottleneck_arrivals: i64, unit "pkts";
         /// Packets the bottleneck dropped.
         bottleneck_drops: i64, unit "pkts";
+        /// Of those, dropped by its discipline's choice (the rest met the hard limit).
+        bottleneck_early_drops: i64, unit "pkts";
+        /// Packets the bottleneck marked CE.
+        bottleneck_marks: i64, unit "pkts";
+        /// Bottleneck marks / bottleneck arrivals.
+        mark_rate: f64, unit "1";
         /// Packets the bottleneck transmitted.
         bottleneck_pkts: i64, unit "pkts";
         /// Length of the measured window.
@@ -242,6 +251,16 @@ crate::table! {
         /// Those of them in congestion avoidance (cwnd >= ssthresh, not recovering a loss): the
         /// "n" of ABS and of Appenzeller et al.
         ca_flows: i64, unit "count";
+        /// Packets marked CE in the interval.
+        marks: i64, unit "pkts";
+        /// RED's average queue at the sample; NULL for other disciplines.
+        red_avg: Option<f64>, unit "pkts";
+        /// CoDel's next drop time while it is dropping; NULL otherwise.
+        codel_drop_next_s: Option<f64>, unit "s";
+        /// CoDel's drop count (the control law's count); NULL for other disciplines.
+        codel_count: Option<i64>, unit "count";
+        /// PIE's drop probability; NULL for other disciplines.
+        pie_prob: Option<f64>, unit "1";
     }
 }
 
@@ -268,6 +287,8 @@ crate::table! {
         timeouts: i64, unit "count";
         /// Fast retransmits in the measured window.
         fast_retransmits: i64, unit "count";
+        /// Window reductions for an ECN echo (ECE), in the measured window.
+        ecn_reductions: i64, unit "count";
         /// Time-averaged congestion window over the measured window; NULL without samples.
         mean_cwnd_pkts: Option<f64>, unit "pkts";
         /// Packets sent, whole run (sent = delivered + dropped + in flight).
@@ -299,6 +320,8 @@ crate::table! {
         buffer_pkts: f64, unit "pkts";
         /// What set the buffer: fixed, or the buffer policy's name (the link's own or the flat one).
         buffer_policy: String, unit "";
+        /// Its queue discipline (the link's own or the flat `queue`).
+        queue: String, unit "";
         /// Long flows crossing the link.
         flows: i64, unit "count";
         /// Time spent transmitting / measured time.
@@ -311,14 +334,22 @@ crate::table! {
         mean_queue_pkts: f64, unit "pkts";
         /// 99th percentile (over time) of the packets waiting.
         p99_queue_pkts: f64, unit "pkts";
-        /// Mean time packets waited before their transmission started.
+        /// Mean time packets waited before their transmission started (the dequeue sojourn time).
         mean_queue_delay_ms: f64, unit "ms";
+        /// Median of that waiting time.
+        p50_queue_delay_ms: f64, unit "ms";
         /// 99th percentile of that waiting time.
         p99_queue_delay_ms: f64, unit "ms";
         /// Packets offered in the measured window.
         arrivals: i64, unit "pkts";
         /// Packets dropped in the measured window.
         drops: i64, unit "pkts";
+        /// Of those, dropped by the discipline's choice (RED, CoDel, ...); the rest met the hard limit.
+        early_drops: i64, unit "pkts";
+        /// Packets marked CE in the measured window.
+        marks: i64, unit "pkts";
+        /// Marks / arrivals.
+        mark_rate: f64, unit "1";
         /// Packets transmitted in the measured window.
         departures: i64, unit "pkts";
         /// Packets offered, whole run (= departures_total + drops_total + held_at_end).

@@ -5,6 +5,7 @@
 use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Kind {
     /// A TCP data segment of connection `flow`.
     Data,
@@ -12,6 +13,28 @@ pub enum Kind {
     Ack,
     /// A packet of open-loop source `flow` (Poisson or CBR).
     OpenLoop,
+}
+
+/// A packet's kind and its ECN bits (RFC 3168) in one byte, so that a packet stays 24 bytes:
+/// bits 0-1 the kind, bit 2 ECT(0) (an ECN-capable data packet), bit 3 CE (congestion
+/// experienced, set by a marking queue), bit 4 the TCP flag its kind carries (ECE on an ACK, CWR
+/// on a data packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tag(u8);
+
+const ECT: u8 = 1 << 2;
+const CE: u8 = 1 << 3;
+const FLAG: u8 = 1 << 4;
+
+impl Tag {
+    #[inline(always)]
+    pub fn kind(self) -> Kind {
+        match self.0 & 3 {
+            0 => Kind::Data,
+            1 => Kind::Ack,
+            _ => Kind::OpenLoop,
+        }
+    }
 }
 
 /// 24 bytes: packets fill every queue and propagation pipe, and the pipes of the return paths
@@ -29,7 +52,8 @@ pub struct Packet {
     pub flow: u32,
     /// Size: an IP packet has at most 65,535 bytes (the config's limit on packet sizes).
     pub bytes: u16,
-    pub kind: Kind,
+    /// The kind and the ECN bits (`kind()`, `ect()`, `ce()`, `flag()`).
+    pub tag: Tag,
     /// The links of its route it has entered so far (its route follows from `kind` and `flow`).
     pub hop: u8,
 }
@@ -40,9 +64,66 @@ impl Packet {
     /// A new packet, before the first link of its route.
     #[inline(always)]
     pub fn new(kind: Kind, flow: usize, bytes: u16, seq: i64) -> Self {
-        Packet { seq, stamp: 0, flow: flow as u32, bytes, kind, hop: 0 }
+        Packet { seq, stamp: 0, flow: flow as u32, bytes, tag: Tag(kind as u8), hop: 0 }
+    }
+
+    #[inline(always)]
+    pub fn kind(&self) -> Kind {
+        self.tag.kind()
+    }
+
+    /// ECN-capable transport (ECT(0)): a marking queue may set CE instead of dropping it.
+    #[inline(always)]
+    pub fn ect(&self) -> bool {
+        self.tag.0 & ECT != 0
+    }
+
+    #[inline(always)]
+    pub fn ce(&self) -> bool {
+        self.tag.0 & CE != 0
+    }
+
+    /// ECE on an ACK (the receiver echoes a CE mark), CWR on a data packet (the sender reduced).
+    #[inline(always)]
+    pub fn flag(&self) -> bool {
+        self.tag.0 & FLAG != 0
+    }
+
+    pub fn set_ect(&mut self) {
+        self.tag.0 |= ECT;
+    }
+
+    pub fn set_flag(&mut self) {
+        self.tag.0 |= FLAG;
+    }
+
+    /// Marks an ECN-capable packet CE (true); a packet that is not ECT cannot be marked (false).
+    #[inline]
+    pub fn mark_ce(&mut self) -> bool {
+        if self.ect() {
+            self.tag.0 |= CE;
+        }
+        self.ect()
     }
 }
 
 /// Bytes of a TCP acknowledgement (ns-2's ACK size).
 pub const ACK_BYTES: u16 = 40;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tag_keeps_the_kind_beside_the_ecn_bits() {
+        for kind in [Kind::Data, Kind::Ack, Kind::OpenLoop] {
+            let mut p = Packet::new(kind, 3, 1000, 7);
+            assert!(!p.ect() && !p.ce() && !p.flag());
+            assert!(!p.mark_ce(), "a packet that is not ECT cannot be marked");
+            p.set_ect();
+            p.set_flag();
+            assert!(p.mark_ce() && p.ce() && p.flag() && p.ect());
+            assert_eq!(p.kind(), kind);
+        }
+    }
+}

@@ -103,6 +103,7 @@ fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     labels.set_item("tcp", c.tcp.0.label)?;
     labels.set_item("topology", c.topology.0.label)?;
     labels.set_item("buffer_policy", c.buffer_policy.0.label)?;
+    labels.set_item("queue", c.queue.0.label)?;
     let out = PyDict::new(py);
     out.set_item("config", to_py(py, &c.value())?)?;
     out.set_item("labels", labels)?;

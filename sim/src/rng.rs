@@ -28,6 +28,8 @@ pub enum Stream {
     HttpSessions = 8,
     /// One http session's pages and objects, by (group << 40) + session index.
     HttpSession = 9,
+    /// A queue discipline's random draws (RED, PIE), by topology link.
+    Queue = 10,
 }
 
 /// SplitMix64 finaliser: decorrelates nearby (seed, kind, id) triples.

@@ -36,7 +36,7 @@ impl Trace {
         }
         self.time_s.push(to_secs(now));
         self.event.push(event);
-        self.open_loop.push(pkt.kind == Kind::OpenLoop);
+        self.open_loop.push(pkt.kind() == Kind::OpenLoop);
         self.flow.push(pkt.flow as i64);
         self.seq.push(pkt.seq);
         self.queue_pkts.push(queue_pkts as i64);

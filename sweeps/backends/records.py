@@ -91,7 +91,7 @@ def to_result(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], wall_s:
         **{
             k: v
             for k, v in drawn.links.slice(0, 1).to_pydict().items()
-            if k in ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "flows")
+            if k in ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "queue", "flows")
         },
         "utilization": [util],
         "loss_rate": [loss],

@@ -3,6 +3,7 @@ committed per ENGINE_VERSION in fingerprints.json. A change to any digest withou
 fails, because the run_id (and so every cache) keys on the version.
 
     python -m tests.sim.test_fingerprints --record   # after bumping ENGINE_VERSION (sim/Cargo.toml)
+    python -m tests.sim.test_fingerprints --extend   # new output columns, every recorded one unchanged
 
 Version 0.1.0 was captured with the engine before its reshape into links, routes and the
 cc / recovery / release split. Every later version must reproduce every earlier one bit for bit,
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 
 import sim
-from sim.result import CONFIG_FIELDS, WALL_CLOCK_METRICS
+from sim.result import CONFIG_FIELDS, WALL_CLOCK_METRICS, config_row
 
 pytestmark = pytest.mark.check  # part of `make check`
 
@@ -407,12 +408,17 @@ def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
     return tables
 
 
+CONFIG_NAMES = tuple(f.name for f in CONFIG_FIELDS)
+
+
 def new_parameters(res: sim.SimResult, recorded: dict[str, str]) -> set[str]:
-    """Config columns of the summary that a recording does not have and that are NULL here: the
-    parameters of a component added since (a new law's knobs), which change no result."""
+    """Config columns of the summary that a recording does not have and that are NULL or at their
+    default here: the parameters of a component added since (a new law's knobs) or a new section
+    at its default (`queue=droptail`), which change no result (every result column is compared)."""
     config = {f.name for f in CONFIG_FIELDS}
     summary = res.summary.to_pydict()
-    return {c for c in config & set(summary) - set(recorded) if all(v is None for v in summary[c])}
+    default = config_row(sim.SimConfig())
+    return {c for c in config & set(summary) - set(recorded) if all(v is None or v == default[c] for v in summary[c])}
 
 
 def fingerprint(res: sim.SimResult, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -426,8 +432,11 @@ def fingerprint(res: sim.SimResult, skip: frozenset[str] = frozenset()) -> dict[
         "classes": res.classes,
         "trace": res.trace,
     }
+    # The summary's config columns are the config schema's (generated; a nested record may gain a
+    # field, as a parking-lot link its `queue`): their values are compared, their types are not.
+    config = {f.name for f in CONFIG_FIELDS} | skip
     schema = {
-        name: column_digest([f"{f.name}:{f.type}" for f in t.schema if name != "summary" or f.name not in skip])
+        name: column_digest([f"{f.name}:{f.type}" for f in t.schema if name != "summary" or f.name not in config])
         for name, t in tables.items()
         if t is not None
     }
@@ -501,12 +510,16 @@ def test_fingerprints_match_the_engine_version(results):
     assert set(stored) == set(REFERENCE), "reference configs and stored fingerprints differ: record them"
     for name, res in results.items():
         now = fingerprint(res, frozenset(new_parameters(res, stored[name]["tables"]["summary"])))
+        # The summary's config columns echo the config (checked below); a config record that gains
+        # a field (a parking-lot link's `queue`, NULL) is a config change, not a result change.
         changed = [
             f"{t}.{c}"
             for t, cols in stored[name]["tables"].items()
             for c, d in cols.items()
-            if now["tables"].get(t, {}).get(c) != d
+            if now["tables"].get(t, {}).get(c) != d and not (t == "summary" and c in CONFIG_NAMES)
         ]
+        echoed = {c: v[0] for c, v in res.summary.select(list(CONFIG_NAMES)).to_pydict().items()}
+        assert echoed == {c: config_row(sim.SimConfig(**REFERENCE[name]))[c] for c in CONFIG_NAMES}
         changed += [f"{t} (schema)" for t, d in stored[name]["schema"].items() if now["schema"].get(t) != d]
         changed += [
             f"{t}.{c} (new)"
@@ -546,5 +559,32 @@ def record() -> None:
     print(f"recorded {len(new)} configs for {sim.ENGINE_VERSION} in {FILE}")
 
 
+def extend() -> None:
+    """Adds the digests of new output columns (and the new schemas) to the current version's
+    fingerprints, refusing if any recorded column changed: new metrics are not a result change,
+    and from now on they are guarded too."""
+    data = _stored()
+    stored = data["versions"][sim.ENGINE_VERSION]["configs"]
+    for name, kw in REFERENCE.items():
+        res = sim.run(**kw)
+        now = fingerprint(res, frozenset(new_parameters(res, stored[name]["tables"]["summary"])))
+        changed = [
+            f"{t}.{c}"
+            for t, cols in stored[name]["tables"].items()
+            for c, d in cols.items()
+            if now["tables"].get(t, {}).get(c) != d and not (t == "summary" and c in CONFIG_NAMES)
+        ]
+        if changed:
+            sys.exit(f"{name}: recorded columns changed ({', '.join(changed[:8])}): bump ENGINE_VERSION instead")
+        for t, cols in now["tables"].items():
+            for c, d in cols.items():
+                stored[name]["tables"].setdefault(t, {}).setdefault(c, d)
+        stored[name]["schema"] = now["schema"]
+    FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"extended the fingerprints of {sim.ENGINE_VERSION} with the new columns in {FILE}")
+
+
 if __name__ == "__main__" and "--record" in sys.argv:
     record()
+elif __name__ == "__main__" and "--extend" in sys.argv:
+    extend()

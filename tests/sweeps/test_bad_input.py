@@ -61,6 +61,13 @@ def snapshot(path):
             "topology.links.1.buffer_policy.gain_util",
             ">= 0",
         ),
+        # Issue 32: queue disciplines and ECN.
+        (["-m", "queue=droptail,blue"], "queue", "allowed: codel, droptail, red, step"),
+        (["queue=codel", "queue.target_ms=0"], "queue.target_ms", "> 0"),
+        (["queue=red", "queue.min_th=15", "queue.max_th=10"], "queue.max_th", "> min_th"),
+        (["queue=red", "queue.max_p=1.5"], "queue.max_p", "(0, 1]"),
+        (["queue=codel", "queue.ecn=true"], "queue.ecn", "set tcp.ecn=true"),
+        (["queue=step"], "queue", "set tcp.ecn=true"),
         # Issue 17: backends. An unknown one, and a field a backend cannot mirror (checked before
         # its simulator is looked for, so these hold with or without ns-2 and ns-3 installed).
         (["-m", "backend=engine,ns4"], "backend", "engine, ns2, ns3"),

@@ -44,6 +44,8 @@ pub struct TcpReceiver {
     pub last_arrival_seq: i64,
     /// New in-order packets delivered to the application.
     pub delivered: u64,
+    /// ECN: ACKs carry ECE from a CE mark until a CWR arrives (RFC 3168 section 6.1.3).
+    pub ece: bool,
 }
 
 impl TcpReceiver {
@@ -59,6 +61,7 @@ impl TcpReceiver {
             arrivals: 0,
             last_arrival_seq: -1,
             delivered: 0,
+            ece: false,
         }
     }
 
@@ -106,6 +109,17 @@ impl TcpReceiver {
         }
         self.recent = kept;
         self.n_recent = n;
+    }
+
+    /// A data packet's ECN bits: CWR stops the echo, CE (re)starts it.
+    #[inline(always)]
+    pub fn on_ecn(&mut self, ce: bool, cwr: bool) {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
     }
 
     /// A data packet arrived; returns (ACK to send now, new in-order packets delivered).

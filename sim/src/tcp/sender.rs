@@ -18,6 +18,7 @@ pub struct TcpParams {
     pub tick_s: f64,
     pub limited_transmit: bool,
     pub max_burst: u32,
+    pub ecn: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,6 +27,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// Window reductions for an ECN echo (ECE).
+    pub ecn_reductions: u64,
 }
 
 /// The sender's state and transmit path, on which the window law, recovery and release act.
@@ -45,6 +48,10 @@ pub struct SenderCore {
     /// When each recent sequence was last sent, indexed by `seq & (len - 1)` (ns-2's `tss`):
     /// the timestamp an ACK echoes. Empty unless the window law reads timestamps.
     sent_at: Vec<Time>,
+    /// ECN: no new reduction for an ECE until this sequence is acknowledged (one a window), and
+    /// whether the next data packet carries CWR.
+    ecn_recover: i64,
+    cwr_pending: bool,
 }
 
 impl SenderCore {
@@ -206,6 +213,8 @@ impl TcpSender {
             size_pkts: i64::MAX,
             stats: SenderStats::default(),
             sent_at: Vec::new(),
+            ecn_recover: -1,
+            cwr_pending: false,
         };
         let mut sender = Self { core, law, recovery, release, paused: false };
         if sender.law.wants_timestamps() {
@@ -414,6 +423,30 @@ impl TcpSender {
         self.recovery.on_fast_retransmit(&mut c.st);
     }
 
+    /// Data packets are ECN-capable (ECT(0)).
+    pub fn ecn(&self) -> bool {
+        self.core.p.ecn
+    }
+
+    /// An ACK carrying ECE arrives (before its `on_ack_*`): RFC 3168 section 6.1.2, the window law
+    /// reduces as for a loss unless it already did within this window (for ECE or a loss), and
+    /// nothing is retransmitted. Only ECN senders get ECE.
+    pub fn on_ece(&mut self, now: Time) {
+        let c = &mut self.core;
+        if c.st.highest_ack <= c.ecn_recover.max(c.st.recover) {
+            return;
+        }
+        c.stats.ecn_reductions += 1;
+        self.law.on_fast_retransmit(&mut c.st, now);
+        c.ecn_recover = c.st.maxseq;
+        c.cwr_pending = true;
+    }
+
+    /// Whether the data packet being sent carries CWR (the first after a reduction).
+    pub fn take_cwr(&mut self) -> bool {
+        std::mem::take(&mut self.core.cwr_pending)
+    }
+
     /// The retransmission timer fired; returns false if it was stale (deadline moved).
     pub fn on_rto_timer(&mut self, now: Time, out: &mut Vec<i64>) -> bool {
         let c = &mut self.core;
@@ -463,6 +496,7 @@ mod tests {
             tick_s: 0.0,
             limited_transmit: true,
             max_burst: 0,
+            ecn: false,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The dumbbell: one bottleneck of `core_mbps` and the flat buffer, crossed by `flows` long flows.
 //! Details: docs/engine.md, `topology/dumbbell.rs`.
 
-use super::{link_limit, link_policy, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
+use super::{link_limit, link_policy, link_queue, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::params::{normalize, ConfigError, Value, VariantDef};
 
 crate::params! {
@@ -27,6 +27,7 @@ fn build(flat: &Flat, _: &Value) -> Result<Network, ConfigError> {
         delay: 0,
         limit: link_limit(None, None, flat),
         policy: link_policy(None, String::new(), flat),
+        queue: link_queue(None, String::new(), flat),
     };
     Ok(Network {
         links: vec![core],

@@ -3,7 +3,7 @@
 
 use crate::params::{ConfigError, UnionDef, Value, VariantDef};
 use crate::policy::PolicyConfig;
-use crate::queue::Limit;
+use crate::queue::{Limit, QueueConfig};
 use crate::time::Time;
 
 /// The flat settings a builder may read: what a link or route without its own takes. `config`
@@ -14,6 +14,7 @@ pub struct Flat {
     pub flows: i64,
     pub limit: Limit,
     pub policy: PolicyConfig,
+    pub queue: QueueConfig,
 }
 
 /// A link of the topology (reported in the `links` table; `topology.links.N`).
@@ -25,6 +26,8 @@ pub struct LinkSpec {
     pub limit: Limit,
     /// What sets its buffer, and the config key it came from (for errors).
     pub policy: (PolicyConfig, String),
+    /// Its queue discipline, and the config key it came from.
+    pub queue: (QueueConfig, String),
 }
 
 /// A route of long flows: the topology links it crosses, in order.
@@ -131,5 +134,13 @@ pub fn link_policy(own: Option<&PolicyConfig>, key: String, flat: &Flat) -> (Pol
     match own {
         Some(p) => (p.clone(), key),
         None => (flat.policy.clone(), "buffer_policy".to_string()),
+    }
+}
+
+/// The queue discipline of a link: its own (at `key`) if set, else the flat `queue`.
+pub fn link_queue(own: Option<&QueueConfig>, key: String, flat: &Flat) -> (QueueConfig, String) {
+    match own {
+        Some(q) => (q.clone(), key),
+        None => (flat.queue.clone(), "queue".to_string()),
     }
 }

@@ -1,11 +1,12 @@
 //! The parking lot (ABS section 4.7, Fig. 9): links in series and routes of long flows over them.
 //! Details: docs/engine.md, `topology/parking_lot.rs`.
 
-use super::{link_limit, link_policy, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
+use super::{link_limit, link_policy, link_queue, Flat, LinkSpec, Network, RouteSpec, TopologyEntry};
 use crate::params::{
     int_in, non_negative, normalize, opt, positive, Check, ConfigError, Param, Value, VariantDef, MAX_FLOWS, MAX_PKTS,
 };
 use crate::policy::PolicyConfig;
+use crate::queue::QueueConfig;
 use crate::time::from_secs;
 
 crate::params! {
@@ -21,6 +22,8 @@ crate::params! {
         buffer_bytes: Option<i64> = None, unit "bytes", check opt(int_in(0, MAX_PKTS));
         /// What sets the buffer (a static rule or a controller); null = the flat buffer_policy.
         buffer_policy: Option<PolicyConfig> = None;
+        /// Its queue discipline; null = the flat queue.
+        queue: Option<QueueConfig> = None;
     }
 }
 
@@ -100,6 +103,7 @@ fn build(flat: &Flat, params: &Value) -> Result<Network, ConfigError> {
             delay: from_secs(l.delay_ms / 1000.0),
             limit: link_limit(l.buffer_pkts, l.buffer_bytes, flat),
             policy: link_policy(l.buffer_policy.as_ref(), format!("topology.links.{i}.buffer_policy"), flat),
+            queue: link_queue(l.queue.as_ref(), format!("topology.links.{i}.queue"), flat),
         })
         .collect();
     let mut routes = Vec::new();

@@ -36,7 +36,7 @@ impl World<'_> {
         let mut in_flight = vec![0u64; self.conns.n_long];
         for link in &self.links {
             for p in link.packets() {
-                if p.kind == Kind::Data && (p.flow as usize) < self.conns.n_long {
+                if p.kind() == Kind::Data && (p.flow as usize) < self.conns.n_long {
                     in_flight[p.flow as usize] += 1;
                 }
             }
@@ -66,6 +66,7 @@ impl World<'_> {
                     retransmits: (s.retransmits - warm_stats.retransmits) as i64,
                     timeouts: (s.timeouts - warm_stats.timeouts) as i64,
                     fast_retransmits: (s.fast_retransmits - warm_stats.fast_retransmits) as i64,
+                    ecn_reductions: (s.ecn_reductions - warm_stats.ecn_reductions) as i64,
                     mean_cwnd_pkts: (self.meters.cwnd_samples > 0)
                         .then(|| self.meters.cwnd_sum[f] / self.meters.cwnd_samples as f64),
                     sent_pkts: s.sent as i64,
@@ -107,6 +108,7 @@ impl World<'_> {
                     delay_ms: to_secs(spec.delay) * 1e3,
                     buffer_pkts: self.meters.start_buffer_pkts[i],
                     buffer_policy: spec.policy.0 .0.label.to_string(),
+                    queue: spec.queue.0 .0.label.to_string(),
                     flows: flows[i],
                     utilization: utilization(&c, window),
                     loss_rate: ratio(c.drops, c.arrivals),
@@ -114,9 +116,13 @@ impl World<'_> {
                     mean_queue_pkts: s.queue.window_mean(window),
                     p99_queue_pkts: s.queue.window_quantile(0.99),
                     mean_queue_delay_ms: s.delay_ns.mean() / 1e6,
+                    p50_queue_delay_ms: s.delay_ns.value_at_quantile(0.5) as f64 / 1e6,
                     p99_queue_delay_ms: s.delay_ns.value_at_quantile(0.99) as f64 / 1e6,
                     arrivals: c.arrivals as i64,
                     drops: c.drops as i64,
+                    early_drops: c.early_drops as i64,
+                    marks: c.marks as i64,
+                    mark_rate: ratio(c.marks, c.arrivals),
                     departures: c.tx_pkts as i64,
                     arrivals_total: s.ctr.arrivals as i64,
                     drops_total: s.ctr.drops as i64,
@@ -168,6 +174,7 @@ impl World<'_> {
             mean_queue_pkts: s.queue.window_mean(window),
             p99_queue_pkts: s.queue.window_quantile(0.99),
             mean_queue_delay_ms: s.delay_ns.mean() / 1e6,
+            p50_queue_delay_ms: s.delay_ns.value_at_quantile(0.5) as f64 / 1e6,
             p99_queue_delay_ms: s.delay_ns.value_at_quantile(0.99) as f64 / 1e6,
             jain_fairness: jain(&goodputs),
             timeouts: sum(|r| r.timeouts),
@@ -182,6 +189,9 @@ impl World<'_> {
             bottleneck_link: b as i64,
             bottleneck_arrivals: c.arrivals as i64,
             bottleneck_drops: c.drops as i64,
+            bottleneck_early_drops: c.early_drops as i64,
+            bottleneck_marks: c.marks as i64,
+            mark_rate: ratio(c.marks, c.arrivals),
             bottleneck_pkts: c.tx_pkts as i64,
             measured_s: window_s,
             events: events as i64,

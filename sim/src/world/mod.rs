@@ -6,7 +6,7 @@ use crate::event::{Event, EventQueue};
 use crate::link::{Arrival, Link, Role};
 use crate::metrics::LinkStats;
 use crate::packet::{Kind, Packet, ACK_BYTES};
-use crate::queue::{Discipline, DropTailQueue, Limit};
+use crate::queue::{droptail::DropTail, Cause, Discipline, Limit, LinkInfo};
 use crate::rng::{stream, SimRng, Stream};
 use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::{TcpParams, TcpSender};
@@ -75,6 +75,7 @@ impl<'c> World<'c> {
             tick_s: tc.tick_ms / 1000.0,
             limited_transmit: tc.limited_transmit,
             max_burst: tc.max_burst_pkts as u32,
+            ecn: tc.ecn,
         };
         let mut w = World {
             cfg,
@@ -115,7 +116,7 @@ impl<'c> World<'c> {
     /// A packet's route: its connection's forward or reverse route, or its source's.
     #[inline(always)]
     fn route_of(&self, pkt: &Packet) -> Route {
-        match pkt.kind {
+        match pkt.kind() {
             Kind::Data => self.conns.conn[pkt.flow as usize].fwd,
             Kind::Ack => self.conns.conn[pkt.flow as usize].rev,
             Kind::OpenLoop => self.traffic.source_routes[pkt.flow as usize],
@@ -134,7 +135,13 @@ impl<'c> World<'c> {
         self.meters.route_delivered = vec![0; self.net.routes.len()];
         for i in 0..self.net.links.len() {
             let spec = &self.net.links[i];
-            let queue = Discipline::DropTail(DropTailQueue::new(spec.limit));
+            let info = LinkInfo {
+                rate_bps: spec.rate_bps,
+                pkt_bytes: self.cfg.pkt_bytes as u32,
+                seed: self.cfg.seed as u64,
+                link: i as u64,
+            };
+            let queue = spec.queue.0.make(spec.limit, &info);
             self.add_link(Link::serial(spec.rate_bps, queue, spec.delay, Role::Net(i as u32)));
             self.meters.stats.push(LinkStats::new(self.warm));
         }
@@ -248,7 +255,7 @@ impl<'c> World<'c> {
             hops.push(self.add_link(Link::delay_only(ahead, Role::Return)));
         }
         if let Some(mbps) = self.cfg.access_mbps {
-            let queue = Discipline::DropTail(DropTailQueue::new(Limit::Packets(self.cfg.access_buffer_pkts as u64)));
+            let queue = Discipline::DropTail(DropTail::new(Limit::Packets(self.cfg.access_buffer_pkts as u64)));
             hops.push(self.add_link(Link::serial(mbps * 1e6, queue, 0, Role::Access)));
         }
         hops.extend_from_slice(&self.net.routes[route].links);
@@ -416,8 +423,15 @@ impl<'c> World<'c> {
     fn flush(&mut self, f: usize) {
         let mut out = std::mem::take(&mut self.conns.outbox);
         let route = self.conns.conn[f].fwd;
+        let ecn = self.conns.senders[f].ecn();
         for &seq in &out {
-            let pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
+            let mut pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
+            if ecn {
+                pkt.set_ect();
+                if self.conns.senders[f].take_cwr() {
+                    pkt.set_flag();
+                }
+            }
             if f >= self.conns.n_long {
                 self.count_transfer(f, |c| c.sent += 1);
                 self.traffic.transfers.as_mut().expect("a transfer").entered(f);
@@ -496,12 +510,37 @@ impl<'c> World<'c> {
         match self.links[l].arrive(pkt, self.now) {
             Arrival::Started(done) => self.events.push(done, Event::LinkDone(l as u32)),
             Arrival::Queued => {}
-            Arrival::Dropped => {
-                self.meters.edge.drops += 1;
-                self.dropped(&pkt);
-            }
+            Arrival::Dropped => self.access_verdicts(l),
             Arrival::Propagating(_) => unreachable!("access links serialise"),
         }
+    }
+
+    /// What access link `l`'s queue dropped (a drop-tail queue: only arrivals).
+    fn access_verdicts(&mut self, l: usize) {
+        let (dropped, _) = self.links[l].take_verdicts();
+        for (pkt, _) in &dropped {
+            self.meters.edge.drops += 1;
+            self.dropped(pkt);
+        }
+        self.links[l].return_verdicts(dropped);
+    }
+
+    /// What topology link `i`'s queue (link id `l`) dropped and marked: counted, traced.
+    fn net_verdicts(&mut self, l: usize, i: usize) {
+        let (dropped, marks) = self.links[l].take_verdicts();
+        self.meters.stats[i].ctr.marks += marks;
+        for (pkt, cause) in &dropped {
+            let s = &mut self.meters.stats[i];
+            s.ctr.drops += 1;
+            s.ctr.early_drops += (*cause == Cause::Early) as u64;
+            self.meters.trace.record(self.now, DROP, pkt, self.links[l].queue_len(), i);
+            self.dropped(pkt);
+        }
+        self.links[l].return_verdicts(dropped);
+        // Drops at dequeue shorten the queue (integer time-weighted sums: an update that does
+        // not change the length changes nothing).
+        let len = self.links[l].queue_len();
+        self.meters.stats[i].queue.set_len(self.now, len);
     }
 
     /// A packet arrives at topology link `i` (link id `l`): counted, queued, traced.
@@ -512,7 +551,7 @@ impl<'c> World<'c> {
         let s = &mut self.meters.stats[i];
         s.ctr.arrivals += 1;
         s.ctr.arrival_bits += pkt.bytes as u64 * 8;
-        match link.arrive(pkt, now) {
+        let verdicts = match link.arrive(pkt, now) {
             Arrival::Started(done) => {
                 self.events.push_after_arrivals(done, Event::LinkDone(l as u32));
                 s.start_tx(now);
@@ -521,18 +560,19 @@ impl<'c> World<'c> {
                 if now >= self.warm {
                     s.delay_ns.record(0).expect("histogram auto-resizes");
                 }
+                false
             }
             Arrival::Queued => {
                 let len = link.queue_len();
                 s.queue.set_len(now, len);
                 self.meters.trace.record(now, ENQUEUE, &pkt, len, i);
+                link.has_verdicts()
             }
-            Arrival::Dropped => {
-                s.ctr.drops += 1;
-                self.meters.trace.record(now, DROP, &pkt, link.queue_len(), i);
-                self.dropped(&pkt);
-            }
+            Arrival::Dropped => true,
             Arrival::Propagating(_) => unreachable!("topology links serialise"),
+        };
+        if verdicts {
+            self.net_verdicts(l, i);
         }
     }
 
@@ -561,7 +601,13 @@ impl<'c> World<'c> {
                 }
                 self.meters.trace.record(now, DEQUEUE, &pkt, len, i);
             }
+            if link.has_verdicts() {
+                self.net_verdicts(l, i);
+            }
+        } else if link.has_verdicts() {
+            self.access_verdicts(l);
         }
+        let link = &mut self.links[l];
         if link.delay() == 0 {
             self.forward(done);
         } else if let Some(due) = link.propagate(now, done) {
@@ -573,8 +619,9 @@ impl<'c> World<'c> {
     #[inline(always)]
     fn deliver(&mut self, pkt: Packet) {
         let f = pkt.flow as usize;
-        match pkt.kind {
+        match pkt.kind() {
             Kind::Data => {
+                self.conns.receivers[f].on_ecn(pkt.ce(), pkt.flag());
                 let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq);
                 self.meters.route_delivered[self.conns.conn[f].route as usize] += new;
                 if f >= self.conns.n_long {
@@ -589,6 +636,9 @@ impl<'c> World<'c> {
                 self.transfer_left(f);
             }
             Kind::Ack => {
+                if pkt.flag() {
+                    self.conns.senders[f].on_ece(self.now);
+                }
                 if self.conns.conn[f].sack || self.conns.conn[f].stamps {
                     let opts = self.conns.ack_opts[f].pop_front().expect("an ACK was sent");
                     assert_eq!(opts.ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
@@ -616,7 +666,7 @@ impl<'c> World<'c> {
     /// A packet was dropped.
     fn dropped(&mut self, pkt: &Packet) {
         let f = pkt.flow as usize;
-        match pkt.kind {
+        match pkt.kind() {
             Kind::Data if f < self.conns.n_long => self.meters.flow_dropped[f] += 1,
             Kind::Data => {
                 self.count_transfer(f, |c| c.dropped += 1);
@@ -639,7 +689,10 @@ impl<'c> World<'c> {
             let stamp = conn.stamps.then_some((r.last_arrival_seq, self.now));
             self.conns.ack_opts[f].push_back(AckOptions { ackno: ack, sack, stamp });
         }
-        let pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
+        let mut pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
+        if self.conns.receivers[f].ece {
+            pkt.set_flag();
+        }
         self.enter(pkt, self.conns.conn[f].rev);
     }
 }

@@ -145,8 +145,9 @@ impl World<'_> {
         }
         for i in 0..n_net {
             let l = i; // topology links are the first links
-            let capacity =
-                self.links[l].queue().expect("topology links have queues").capacity_pkts(self.pkt_bytes as u32);
+            let queue = self.links[l].queue().expect("topology links have queues");
+            let capacity = queue.capacity_pkts(self.pkt_bytes as u32);
+            let state = queue.state();
             let link_delivered = self.link_delivered(i);
             let s = &mut self.meters.stats[i];
             let (q_mean, q_max) = s.queue.take_sample(self.now, dt);
@@ -166,6 +167,11 @@ impl World<'_> {
                 mean_cwnd_pkts: (started[i] > 0).then(|| cwnd_total[i] / started[i] as f64),
                 active_flows: active[i] as i64,
                 ca_flows: in_ca[i] as i64,
+                marks: c.marks as i64,
+                red_avg: state.red_avg,
+                codel_drop_next_s: state.codel_drop_next_s,
+                codel_count: state.codel_count.map(|n| n as i64),
+                pie_prob: state.pie_prob,
             });
             s.at_sample = at_now;
             s.delivered_at_sample = link_delivered;
