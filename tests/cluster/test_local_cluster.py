@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -117,10 +118,14 @@ def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
     ]
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)  # both workers busy
     victim = next(n for n in state.nodes if n.name == "worker1")
     pid = local.raylet_pid(victim)
     assert pid is not None
+    # Kill it while it runs a job (a fixed sleep flaked on a loaded machine: the node was idle).
+    deadline = time.monotonic() + 120
+    while not _running_a_batch(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running_a_batch(pid), "worker1 never ran a job"
     os.kill(pid, signal.SIGKILL)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
@@ -129,3 +134,19 @@ def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
     assert all(r["status"] == "ok" for r in t)
     assert any(r["attempt"] >= 1 for r in t)
     assert "resubmitted after a worker died" in err
+
+
+def _running_a_batch(raylet_pid: int) -> bool:
+    """A worker of this raylet is executing a batch: Ray titles a busy worker `ray::run_batch`
+    (an idle one `ray::IDLE`)."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (d / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == raylet_pid and cmd.startswith(b"ray::run_batch"):
+            return True
+    return False

@@ -24,14 +24,17 @@ def bottleneck(res: sim.SimResult) -> dict:
 def test_aqm_holds_the_delay_that_droptail_lets_grow_with_the_buffer():
     tail = bottleneck(run("droptail"))
     assert tail["bottleneck_early_drops"] == 0 and tail["mean_queue_delay_ms"] > 100
-    for q in ("red", "codel"):
+    for q in ("red", "codel", "pie"):
         got = bottleneck(run(q))
         assert got["mean_queue_delay_ms"] < tail["mean_queue_delay_ms"] / 4, q
         assert got["bottleneck_early_drops"] == got["bottleneck_drops"] > 0, q  # never at the hard limit
         assert got["utilization"] > 0.85, q
 
 
-@pytest.mark.parametrize("queue", [{"name": "red", "ecn": True}, {"name": "codel", "ecn": True}, {"name": "step"}])
+@pytest.mark.parametrize(
+    "queue",
+    [{"name": "red", "ecn": True}, {"name": "codel", "ecn": True}, {"name": "pie", "ecn": True}, {"name": "step"}],
+)
 def test_a_marking_queue_signals_with_ce_and_the_senders_reduce_without_loss(queue):
     res = run(queue, ecn=True)
     s = bottleneck(res)
@@ -59,6 +62,9 @@ def test_the_time_series_carries_each_disciplines_state():
     assert all(r["red_avg"] is None and r["codel_count"] is not None for r in codel)
     assert any(r["codel_drop_next_s"] is not None for r in codel)
     assert all(r["codel_drop_next_s"] is None for r in run("droptail").timeseries.to_pylist())
+    pie = run("pie").timeseries.to_pylist()
+    assert all(r["pie_prob"] is not None and r["red_avg"] is None for r in pie)
+    assert max(r["pie_prob"] for r in pie) > 0.01
 
 
 def test_each_parking_lot_link_takes_its_own_queue_or_the_flat_one():

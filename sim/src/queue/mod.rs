@@ -156,6 +156,7 @@ disciplines! {
     droptail::DropTail,
     red::Red,
     codel::Codel,
+    pie::Pie,
     step::Step,
 }
 
