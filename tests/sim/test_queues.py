@@ -24,7 +24,7 @@ def bottleneck(res: sim.SimResult) -> dict:
 def test_aqm_holds_the_delay_that_droptail_lets_grow_with_the_buffer():
     tail = bottleneck(run("droptail"))
     assert tail["bottleneck_early_drops"] == 0 and tail["mean_queue_delay_ms"] > 100
-    for q in ("red", "codel", "pie"):
+    for q in ("red", "codel", "pie", "fq_codel"):
         got = bottleneck(run(q))
         assert got["mean_queue_delay_ms"] < tail["mean_queue_delay_ms"] / 4, q
         assert got["bottleneck_early_drops"] == got["bottleneck_drops"] > 0, q  # never at the hard limit
@@ -33,7 +33,7 @@ def test_aqm_holds_the_delay_that_droptail_lets_grow_with_the_buffer():
 
 @pytest.mark.parametrize(
     "queue",
-    [{"name": "red", "ecn": True}, {"name": "codel", "ecn": True}, {"name": "pie", "ecn": True}, {"name": "step"}],
+    [{"name": n, "ecn": True} for n in ("red", "codel", "pie", "fq_codel")] + [{"name": "step"}],
 )
 def test_a_marking_queue_signals_with_ce_and_the_senders_reduce_without_loss(queue):
     res = run(queue, ecn=True)
@@ -46,6 +46,14 @@ def test_a_marking_queue_signals_with_ce_and_the_senders_reduce_without_loss(que
     assert all(f["ecn_reductions"] > 0 and f["retransmits"] == 0 for f in flows)
     link = res.links.to_pylist()[0]
     assert (link["queue"], link["marks"], link["early_drops"]) == (queue["name"], s["bottleneck_marks"], 0)
+
+
+def test_fq_codel_with_one_queue_is_codel_and_with_many_is_fair():
+    codel, one = run("codel"), run({"name": "fq_codel", "flows": 1})
+    for col in ("utilization", "bottleneck_drops", "mean_queue_pkts", "p99_queue_delay_ms"):
+        assert bottleneck(codel)[col] == bottleneck(one)[col], col
+    fair = bottleneck(run("fq_codel"))
+    assert fair["jain_fairness"] > 0.99 > bottleneck(codel)["jain_fairness"]
 
 
 def test_ecn_senders_through_droptail_are_droptail():

@@ -50,9 +50,8 @@ fn make(v: &Value, limit: Limit, link: &LinkInfo) -> Discipline {
     Discipline::Codel(Codel::new(limit, &p, link.pkt_bytes as u64))
 }
 
-pub struct Codel {
-    fifo: Fifo,
-    limit: Limit,
+/// CoDel's state and control law over one FIFO (a `codel` queue's, or one FQ-CoDel flow's).
+pub struct CodelVars {
     target: Time,
     interval: Time,
     ecn: bool,
@@ -61,19 +60,17 @@ pub struct Codel {
     /// When the sojourn will have been above target for a whole interval; None when it is not.
     first_above: Option<Time>,
     drop_next: Time,
-    count: u64,
+    pub count: u64,
     lastcount: u64,
     dropping: bool,
 }
 
-impl Codel {
-    pub fn new(limit: Limit, p: &CodelParams, max_packet_bytes: u64) -> Self {
-        Codel {
-            fifo: Fifo::default(),
-            limit,
-            target: from_secs(p.target_ms / 1e3),
-            interval: from_secs(p.interval_ms / 1e3),
-            ecn: p.ecn,
+impl CodelVars {
+    pub fn new(target_ms: f64, interval_ms: f64, ecn: bool, max_packet_bytes: u64) -> Self {
+        CodelVars {
+            target: from_secs(target_ms / 1e3),
+            interval: from_secs(interval_ms / 1e3),
+            ecn,
             max_packet_bytes,
             first_above: None,
             drop_next: 0,
@@ -89,9 +86,10 @@ impl Codel {
     }
 
     /// RFC 8289's dodequeue's verdict on `pkt`, just taken from the head: true once its sojourn
-    /// has been above target for an interval (and more than a packet remains).
-    fn ok_to_drop(&mut self, pkt: &Packet, now: Time) -> bool {
-        if now - pkt.stamp < self.target || self.fifo.bytes() <= self.max_packet_bytes {
+    /// has been above target for an interval and more than a packet remains (`backlog` bytes,
+    /// the whole queue's: in FQ-CoDel all flows', as Linux).
+    fn ok_to_drop(&mut self, pkt: &Packet, backlog: u64, now: Time) -> bool {
+        if now - pkt.stamp < self.target || backlog <= self.max_packet_bytes {
             self.first_above = None;
             return false;
         }
@@ -104,11 +102,12 @@ impl Codel {
         }
     }
 
-    /// The head packet and its verdict; an empty queue leaves the dropping state.
-    fn head(&mut self, now: Time) -> Option<(Packet, bool)> {
-        match self.fifo.pop() {
+    /// The head packet of `fifo` and its verdict (`others`: bytes queued beside `fifo`); an empty
+    /// queue leaves the dropping state.
+    fn head(&mut self, fifo: &mut Fifo, others: u64, now: Time) -> Option<(Packet, bool)> {
+        match fifo.pop() {
             Some(p) => {
-                let drop = self.ok_to_drop(&p, now);
+                let drop = self.ok_to_drop(&p, fifo.bytes() + others, now);
                 Some((p, drop))
             }
             None => {
@@ -128,20 +127,10 @@ impl Codel {
         out.dropped.push((pkt, Cause::Early));
         None
     }
-}
 
-impl QueueDiscipline for Codel {
-    fn enqueue(&mut self, pkt: Packet, _: Time, out: &mut Verdicts) -> bool {
-        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
-            out.dropped.push((pkt, Cause::Overflow));
-            return false;
-        }
-        self.fifo.push(pkt);
-        true
-    }
-
-    fn dequeue(&mut self, now: Time, out: &mut Verdicts) -> Option<Packet> {
-        let (mut pkt, drop) = self.head(now)?;
+    /// RFC 8289's dequeue from `fifo`: the next packet, after the drops the control law calls for.
+    pub fn dequeue(&mut self, fifo: &mut Fifo, others: u64, now: Time, out: &mut Verdicts) -> Option<Packet> {
+        let (mut pkt, drop) = self.head(fifo, others, now)?;
         if self.dropping {
             if !drop {
                 self.dropping = false;
@@ -153,7 +142,7 @@ impl QueueDiscipline for Codel {
                     self.drop_next = self.control_law(self.drop_next);
                     return Some(marked);
                 }
-                let (next, drop) = self.head(now)?;
+                let (next, drop) = self.head(fifo, others, now)?;
                 pkt = next;
                 if !drop {
                     self.dropping = false;
@@ -170,7 +159,7 @@ impl QueueDiscipline for Codel {
         // the last dropping state ended recently (RFC 8289 section 5.5, as Linux).
         let next = match self.signal(pkt, out) {
             Some(marked) => Some(marked),
-            None => self.head(now).map(|(p, _)| p),
+            None => self.head(fifo, others, now).map(|(p, _)| p),
         };
         self.dropping = true;
         let delta = self.count - self.lastcount;
@@ -178,6 +167,41 @@ impl QueueDiscipline for Codel {
         self.lastcount = self.count;
         self.drop_next = self.control_law(now);
         next
+    }
+
+    pub fn state(&self) -> QueueState {
+        QueueState {
+            codel_drop_next_s: self.dropping.then(|| to_secs(self.drop_next)),
+            codel_count: Some(self.count),
+            ..QueueState::default()
+        }
+    }
+}
+
+pub struct Codel {
+    fifo: Fifo,
+    limit: Limit,
+    vars: CodelVars,
+}
+
+impl Codel {
+    pub fn new(limit: Limit, p: &CodelParams, max_packet_bytes: u64) -> Self {
+        Codel { fifo: Fifo::default(), limit, vars: CodelVars::new(p.target_ms, p.interval_ms, p.ecn, max_packet_bytes) }
+    }
+}
+
+impl QueueDiscipline for Codel {
+    fn enqueue(&mut self, pkt: Packet, _: Time, out: &mut Verdicts) -> bool {
+        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
+            out.dropped.push((pkt, Cause::Overflow));
+            return false;
+        }
+        self.fifo.push(pkt);
+        true
+    }
+
+    fn dequeue(&mut self, now: Time, out: &mut Verdicts) -> Option<Packet> {
+        self.vars.dequeue(&mut self.fifo, 0, now, out)
     }
 
     fn len(&self) -> usize {
@@ -197,11 +221,7 @@ impl QueueDiscipline for Codel {
     }
 
     fn state(&self) -> QueueState {
-        QueueState {
-            codel_drop_next_s: self.dropping.then(|| to_secs(self.drop_next)),
-            codel_count: Some(self.count),
-            ..QueueState::default()
-        }
+        self.vars.state()
     }
 }
 

@@ -157,6 +157,7 @@ disciplines! {
     red::Red,
     codel::Codel,
     pie::Pie,
+    fq_codel::FqCodel,
     step::Step,
 }
 
