@@ -190,9 +190,17 @@ def _traffic(rng: random.Random) -> list[Any]:
     return [group() for _ in range(rng.choice([0, 1, 2, 3]))]
 
 
+def _queue(rng: random.Random) -> Any:
+    """A queue discipline of the registry with some of its parameters fuzzed."""
+    v = rng.choice(schema.unions()["queue"]["variants"])
+    q = {"name": v["name"], **{s["key"]: pick(s, rng) for s in v["fields"] if rng.random() < 0.5}}
+    return q if rng.random() < 0.95 else "x"
+
+
 def mutate(cfg: dict[str, Any], rng: random.Random) -> list[str]:
     """Replaces one parameter of `cfg` with a fuzzed value; returns the dotted key."""
-    top = [s for s in schema.CONFIG["fields"] if s["key"] not in ("tcp", "topology", "buffer_policy", "traffic")]
+    sections = ("tcp", "topology", "buffer_policy", "queue", "traffic")
+    top = [s for s in schema.CONFIG["fields"] if s["key"] not in sections]
     choice = rng.random()
     if choice < 0.12:
         cfg["topology"] = _topology(rng)
@@ -203,6 +211,12 @@ def mutate(cfg: dict[str, Any], rng: random.Random) -> list[str]:
     if choice < 0.2:
         cfg["buffer_policy"] = _policy(rng)
         return ["buffer_policy"]
+    if choice < 0.26:
+        cfg["queue"] = _queue(rng)
+        if rng.random() < 0.7:  # mostly with ECN senders, so that marking queues run
+            base = cfg["tcp"] if isinstance(cfg.get("tcp"), dict) else {"cc": "newreno"}
+            cfg["tcp"] = {**base, "ecn": True}
+        return ["queue"]
     if choice < 0.4:
         tcp = schema.unions()["tcp"]
         spec = rng.choice(schema.union_specs(tcp))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 
@@ -13,8 +13,8 @@ from analysis.reproductions.common import Report, mean_sd, plain_log_x, run_jobs
 
 
 # -- Enachescu et al. Fig. 1 ------------------------------------------------------------------
-def enachescu_fig1(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
-    rc = sweep_cli("enachescu_fig1", results, rerun)
+def enachescu_fig1(results: str, rerun: bool, overrides: Sequence[str] = ()) -> tuple[Report, Callable[[], None]]:
+    rc = sweep_cli("enachescu_fig1", results, rerun, overrides)
     con = stored(results, "engine", "enachescu_fig1")
     data = con.execute("""
         SELECT tcp, flows, buffer_pkts, list(utilization) AS u, avg(offered_load) AS load
