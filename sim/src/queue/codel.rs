@@ -204,21 +204,7 @@ impl QueueDiscipline for Codel {
         self.vars.dequeue(&mut self.fifo, 0, now, out)
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn limit(&self) -> Limit {
-        self.limit
-    }
-
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit;
-    }
-
-    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
-        Box::new(self.fifo.iter())
-    }
+    super::fifo_methods!();
 
     fn state(&self) -> QueueState {
         self.vars.state()

@@ -151,6 +151,30 @@ macro_rules! disciplines {
     };
 }
 
+/// The `QueueDiscipline` methods of a discipline whose packets wait in `self.fifo` (a
+/// `droptail::Fifo`) under `self.limit`.
+macro_rules! fifo_methods {
+    () => {
+        #[inline(always)]
+        fn len(&self) -> usize {
+            self.fifo.len()
+        }
+
+        fn limit(&self) -> Limit {
+            self.limit
+        }
+
+        fn set_limit(&mut self, limit: Limit) {
+            self.limit = limit;
+        }
+
+        fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
+            Box::new(self.fifo.iter())
+        }
+    };
+}
+pub(crate) use fifo_methods;
+
 // The disciplines: one line each.
 disciplines! {
     droptail::DropTail,

@@ -182,21 +182,7 @@ impl QueueDiscipline for Pie {
         p
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn limit(&self) -> Limit {
-        self.limit
-    }
-
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit;
-    }
-
-    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
-        Box::new(self.fifo.iter())
-    }
+    super::fifo_methods!();
 
     fn state(&self) -> QueueState {
         QueueState { pie_prob: Some(self.drop_prob), ..QueueState::default() }

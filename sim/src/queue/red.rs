@@ -195,21 +195,7 @@ impl QueueDiscipline for Red {
         p
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn limit(&self) -> Limit {
-        self.limit
-    }
-
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit;
-    }
-
-    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
-        Box::new(self.fifo.iter())
-    }
+    super::fifo_methods!();
 
     fn state(&self) -> QueueState {
         QueueState { red_avg: Some(self.avg), ..QueueState::default() }

@@ -54,21 +54,7 @@ impl QueueDiscipline for Step {
         self.fifo.pop()
     }
 
-    fn len(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn limit(&self) -> Limit {
-        self.limit
-    }
-
-    fn set_limit(&mut self, limit: Limit) {
-        self.limit = limit;
-    }
-
-    fn packets(&self) -> Box<dyn Iterator<Item = &Packet> + '_> {
-        Box::new(self.fifo.iter())
-    }
+    super::fifo_methods!();
 }
 
 #[cfg(test)]
