@@ -411,6 +411,18 @@ def outputs(res: sim.SimResult) -> dict[str, dict[str, list]]:
 CONFIG_NAMES = tuple(f.name for f in CONFIG_FIELDS)
 
 
+def recorded_changes(recorded: dict[str, dict[str, str]], now: dict[str, dict[str, str]]) -> list[str]:
+    """The recorded columns whose digest differs now. The summary's config columns echo the config
+    (checked on their own); a config record that gains a field (a parking-lot link's `queue`,
+    NULL) is a config change, not a result change."""
+    return [
+        f"{t}.{c}"
+        for t, cols in recorded.items()
+        for c, d in cols.items()
+        if now.get(t, {}).get(c) != d and not (t == "summary" and c in CONFIG_NAMES)
+    ]
+
+
 def new_parameters(res: sim.SimResult, recorded: dict[str, str]) -> set[str]:
     """Config columns of the summary that a recording does not have and that are NULL or at their
     default here: the parameters of a component added since (a new law's knobs) or a new section
@@ -510,14 +522,7 @@ def test_fingerprints_match_the_engine_version(results):
     assert set(stored) == set(REFERENCE), "reference configs and stored fingerprints differ: record them"
     for name, res in results.items():
         now = fingerprint(res, frozenset(new_parameters(res, stored[name]["tables"]["summary"])))
-        # The summary's config columns echo the config (checked below); a config record that gains
-        # a field (a parking-lot link's `queue`, NULL) is a config change, not a result change.
-        changed = [
-            f"{t}.{c}"
-            for t, cols in stored[name]["tables"].items()
-            for c, d in cols.items()
-            if now["tables"].get(t, {}).get(c) != d and not (t == "summary" and c in CONFIG_NAMES)
-        ]
+        changed = recorded_changes(stored[name]["tables"], now["tables"])
         echoed = {c: v[0] for c, v in res.summary.select(list(CONFIG_NAMES)).to_pydict().items()}
         assert echoed == {c: config_row(sim.SimConfig(**REFERENCE[name]))[c] for c in CONFIG_NAMES}
         changed += [f"{t} (schema)" for t, d in stored[name]["schema"].items() if now["schema"].get(t) != d]
@@ -568,12 +573,7 @@ def extend() -> None:
     for name, kw in REFERENCE.items():
         res = sim.run(**kw)
         now = fingerprint(res, frozenset(new_parameters(res, stored[name]["tables"]["summary"])))
-        changed = [
-            f"{t}.{c}"
-            for t, cols in stored[name]["tables"].items()
-            for c, d in cols.items()
-            if now["tables"].get(t, {}).get(c) != d and not (t == "summary" and c in CONFIG_NAMES)
-        ]
+        changed = recorded_changes(stored[name]["tables"], now["tables"])
         if changed:
             sys.exit(f"{name}: recorded columns changed ({', '.join(changed[:8])}): bump ENGINE_VERSION instead")
         for t, cols in now["tables"].items():

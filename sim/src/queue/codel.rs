@@ -192,12 +192,7 @@ impl Codel {
 
 impl QueueDiscipline for Codel {
     fn enqueue(&mut self, pkt: Packet, _: Time, out: &mut Verdicts) -> bool {
-        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
-            out.dropped.push((pkt, Cause::Overflow));
-            return false;
-        }
-        self.fifo.push(pkt);
-        true
+        self.fifo.push_within(self.limit, pkt, out)
     }
 
     fn dequeue(&mut self, now: Time, out: &mut Verdicts) -> Option<Packet> {

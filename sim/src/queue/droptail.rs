@@ -39,6 +39,23 @@ impl Fifo {
         self.pkts.push_back(pkt);
     }
 
+    /// Whether `pkt` would reach the hard limit `limit`.
+    #[inline(always)]
+    pub fn full(&self, limit: Limit, pkt: &Packet) -> bool {
+        limit.full(self.len(), self.bytes, pkt.bytes as u64)
+    }
+
+    /// Appends `pkt` below the hard limit (true), or drops it as an overflow (false).
+    #[inline(always)]
+    pub fn push_within(&mut self, limit: Limit, pkt: Packet, out: &mut Verdicts) -> bool {
+        if self.full(limit, &pkt) {
+            out.dropped.push((pkt, Cause::Overflow));
+            return false;
+        }
+        self.push(pkt);
+        true
+    }
+
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Packet> {
         let p = self.pkts.pop_front()?;
@@ -84,12 +101,7 @@ impl QueueDiscipline for DropTail {
     /// Appends `pkt` if it fits; drops it (a tail drop) otherwise.
     #[inline(always)]
     fn enqueue(&mut self, pkt: Packet, _: Time, out: &mut Verdicts) -> bool {
-        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
-            out.dropped.push((pkt, Cause::Overflow));
-            return false;
-        }
-        self.fifo.push(pkt);
-        true
+        self.fifo.push_within(self.limit, pkt, out)
     }
 
     #[inline(always)]

@@ -150,7 +150,7 @@ impl Pie {
 impl QueueDiscipline for Pie {
     fn enqueue(&mut self, mut pkt: Packet, now: Time, out: &mut Verdicts) -> bool {
         self.catch_up(now);
-        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
+        if self.fifo.full(self.limit, &pkt) {
             self.accu_prob = 0.0;
             out.dropped.push((pkt, Cause::Overflow));
             return false;

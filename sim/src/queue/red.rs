@@ -179,7 +179,7 @@ impl QueueDiscipline for Red {
         } else {
             self.above = false;
         }
-        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
+        if self.fifo.full(self.limit, &pkt) {
             out.dropped.push((pkt, Cause::Overflow));
             return false;
         }

@@ -39,7 +39,7 @@ pub struct Step {
 
 impl QueueDiscipline for Step {
     fn enqueue(&mut self, mut pkt: Packet, _: Time, out: &mut Verdicts) -> bool {
-        if self.limit.full(self.fifo.len(), self.fifo.bytes(), pkt.bytes as u64) {
+        if self.fifo.full(self.limit, &pkt) {
             out.dropped.push((pkt, Cause::Overflow));
             return false;
         }
