@@ -98,12 +98,8 @@ def fig12_rule_pkts(n: int) -> float:
     return rules.stanford_pkts(FIG12_CORE_MBPS, STANFORD_RTT_MS, n)
 
 
-def fig12_half_rule_points() -> list[dict[str, Any]]:
-    return [
-        {"flows": n, "buffer_pkts": round(0.5 * fig12_rule_pkts(n)), "seed": seed}
-        for n in FIG12_HALF_RULE_FLOWS
-        for seed in STANFORD_SEEDS
-    ]
+def fig12_half_rule_points(flows: tuple[int, ...], seeds: tuple[int, ...]) -> list[dict[str, Any]]:
+    return [{"flows": n, "buffer_pkts": round(0.5 * fig12_rule_pkts(n)), "seed": seed} for n in flows for seed in seeds]
 
 
 @dataclass
@@ -136,14 +132,19 @@ def _fig12(results: str, rerun: bool) -> Fig12:
     return Fig12(found, at_min, half, rc)
 
 
-def fig12_half_rule_utilization(results: str, base: list[str]) -> tuple[int, dict[int, float]]:
-    """Our utilization at 0.5 x RTT x C / sqrt(n) on the Fig. 12 link, the mean over seeds per n."""
-    points = fig12_half_rule_points()
+def fig12_half_rule_utilization(
+    results: str,
+    base: list[str],
+    flows: tuple[int, ...] = FIG12_HALF_RULE_FLOWS,
+    seeds: tuple[int, ...] = STANFORD_SEEDS,
+) -> tuple[int, dict[int, float]]:
+    """Our utilization at 0.5 x RTT x C / sqrt(n) on the Fig. 12 link, the mean over seeds per n
+    (the tests pass a reduced grid)."""
+    points = fig12_half_rule_points(flows, seeds)
     rc, run_ids = run_points(base, points)
     util = ok_run_values(results, run_ids, "utilization")
     return rc, {
-        n: mean_sd([util[r][0] for p, r in zip(points, run_ids) if p["flows"] == n and r in util])[0]
-        for n in FIG12_HALF_RULE_FLOWS
+        n: mean_sd([util[r][0] for p, r in zip(points, run_ids) if p["flows"] == n and r in util])[0] for n in flows
     }
 
 
@@ -209,14 +210,19 @@ def _plot_min_buffer(
 
 
 def profile_min_buffers(
-    results: str, name: str, extra: list[str], flows: tuple[int, ...], rerun: bool = False
+    results: str,
+    name: str,
+    extra: list[str],
+    flows: tuple[int, ...],
+    rerun: bool = False,
+    seeds: tuple[int, ...] = STANFORD_SEEDS,
 ) -> tuple[dict[int, int | None], dict[int, tuple[float, float, float]]]:
     """One RTO profile's minimum buffers for 95% utilization per flow count (bisection on Ray), and
     per minimum buffer the mean cwnd, loss rate and share of recoveries that were timeouts."""
     bdp = rules.bdp_pkts(STANFORD_CORE_MBPS, STANFORD_RTT_MS)
     base = stanford_overrides(results, name, extra) + (["force=true"] if rerun else [])
     searches = min_buffer_search(
-        base, [{"flows": n} for n in flows], 0.95, [math.ceil(bdp)] * len(flows), STANFORD_SEEDS, results
+        base, [{"flows": n} for n in flows], 0.95, [math.ceil(bdp)] * len(flows), seeds, results
     )
     found = {s.point["flows"]: s.min_buffer_pkts for s in searches}
     con = stored(results, "engine", name)
@@ -513,16 +519,19 @@ FIG13_FLOWS = (50, 100, 200, 300, 400, 500)
 FIG13_NAME = "appenzeller_fig13"
 
 
-def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], None]]:
-    """AFCT of the 14-packet flows of the Fig. 12 mix with RTT x C and with RTT x C / sqrt(n) buffers."""
+def appenzeller_fig13(
+    results: str, rerun: bool, flows: tuple[int, ...] = FIG13_FLOWS, seeds: tuple[int, ...] = STANFORD_SEEDS
+) -> tuple[Report, Callable[[], None]]:
+    """AFCT of the 14-packet flows of the Fig. 12 mix with RTT x C and with RTT x C / sqrt(n) buffers
+    (the tests pass a reduced grid)."""
     base = fig12_overrides(results, FIG13_NAME) + (["force=true"] if rerun else [])
     rule_names = ("bdp", "stanford")
     # Each rule on the nominal RTT (as the paper sizes it), not on the flows' harmonic mean.
     points = [
         {"flows": n, "buffer_policy": {"name": r, "rtt_ms": STANFORD_RTT_MS}, "seed": seed}
-        for n in FIG13_FLOWS
+        for n in flows
         for r in rule_names
-        for seed in STANFORD_SEEDS
+        for seed in seeds
     ]
     rc, run_ids = run_jobs(base, points)
     got = ok_run_values(results, run_ids, "short_afct_ms", "utilization", "mean_queue_delay_ms")
@@ -536,7 +545,7 @@ def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], N
         return mean_sd([v[col] for v in stats.get((n, rule), [])])[0]
 
     rows = []
-    for n in FIG13_FLOWS:
+    for n in flows:
         big, small = mean(n, "bdp", 0), mean(n, "stanford", 0)
         rows.append(
             [
@@ -556,9 +565,9 @@ def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], N
     def plot() -> None:
         fig, ax = plt.subplots(figsize=(8, 5))
         for rule, label, marker in (("bdp", "RTT x C buffers", "s"), ("stanford", "RTT x C / sqrt(n) buffers", "o")):
-            ms = [mean_sd([v[0] for v in stats.get((n, rule), [])]) for n in FIG13_FLOWS]
+            ms = [mean_sd([v[0] for v in stats.get((n, rule), [])]) for n in flows]
             ax.errorbar(
-                FIG13_FLOWS,
+                flows,
                 [m for m, _ in ms],
                 yerr=[sd for _, sd in ms],
                 marker=marker,
@@ -594,8 +603,8 @@ def appenzeller_fig13(results: str, rerun: bool) -> tuple[Report, Callable[[], N
     rep.notes = [
         "The Fig. 12 traffic mix (Poisson arrivals of 14-packet Reno flows offering 80 Mb/s of the 400 Mb/s "
         "beside n long flows; RTTs uniform in 40-120 ms); completion time from the first packet sent to the "
-        "last packet received, over flows that started after the 30 s warm-up; mean of 2 seeds (error bars: "
-        f"their spread). Runs named {FIG13_NAME}, buffer_policy=bdp and buffer_policy=stanford "
+        f"last packet received, over flows that started after the 30 s warm-up; mean of {len(seeds)} seed(s) "
+        f"(error bars: their spread). Runs named {FIG13_NAME}, buffer_policy=bdp and buffer_policy=stanford "
         f"with buffer_policy.rtt_ms={STANFORD_RTT_MS:g}.",
         "",
         "The paper gives no numbers here, only the two curves (AFCT up to ~700 ms) and the claim that "

@@ -80,7 +80,6 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
                 time.sleep(0.5)
         url = url.replace("127.0.0.1:5000", f"127.0.0.1:{port}")
         dom = _chromium(tmp_path, url, "--dump-dom").stdout
-        _chromium(tmp_path, url, f"--screenshot={tmp_path / 'runs.png'}")  # for a human to look at
     finally:
         os.killpg(ui.pid, signal.SIGTERM)  # mlflow ui and its server workers, by process group
         ui.wait(timeout=30)
