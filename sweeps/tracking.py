@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import queue as queue_module
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,10 @@ EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 """MLflow 3 opens an experiment on the view its kind names; this one is the runs table (an
 untagged experiment opens on a GenAI traces overview that says "No data")."""
 LOGGER_PROCESSES = 2
+INLINE_LOGGING_MAX_JOBS = 64
+"""Sweeps of at most this many jobs log from a thread of the driver: two logger processes cost
+about 6 s to spawn and import MLflow on 2 cores, more than such a sweep takes to log (a
+bisection round of the Stanford reproduction stored and logged 2 runs in 7-9 s, 1 s in a thread)."""
 
 
 def column_of(key: str) -> str:
@@ -137,14 +143,17 @@ class Tracker:
         _sqlite_wal(uri)
         self.logged = self._logged_runs()
         # Two writer processes: under WAL their ORM work overlaps and SQLite serialises only the
-        # commits (about 60 runs/s together vs 35-40 for one, on 2 cores).
-        ctx = mp.get_context("spawn")
+        # commits (about 60 runs/s together vs 35-40 for one, on 2 cores). A small sweep logs
+        # from one thread instead (INLINE_LOGGING_MAX_JOBS).
+        inline = n_jobs <= INLINE_LOGGING_MAX_JOBS
+        ctx: Any = queue_module if inline else mp.get_context("spawn")
         self._errors = ctx.Queue()
-        self._queues = [ctx.Queue() for _ in range(LOGGER_PROCESSES)]
+        self._queues = [ctx.Queue() for _ in range(1 if inline else LOGGER_PROCESSES)]
         self.errors: list[str] = []
         self._submitted = 0
+        start = threading.Thread if inline else mp.get_context("spawn").Process
         self._procs = [
-            ctx.Process(
+            start(
                 target=_logger_main,
                 name=f"mlflow-logger-{i}",
                 daemon=True,

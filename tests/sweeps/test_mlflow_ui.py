@@ -63,6 +63,8 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
             "127.0.0.1",
             "--port",
             str(port),
+            "--workers",  # one server process, not the default 4 (each imports MLflow: seconds on 2 cores)
+            "1",
         ],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
