@@ -71,8 +71,8 @@ def test_enachescu_fig1(tmp_path):
 
 
 STANFORD_TEST_FLOWS = (100, 500)
-"""A reduced grid for the Appenzeller claims: two flow counts, one seed. The full reproduction (8 flow counts, two RTO profiles, the Fig. 12 bisection, two seeds;
-about 7 minutes on 2 cores) runs in `make reproduce`."""
+"""A reduced grid for the Appenzeller claims: two flow counts, one seed. The full reproduction (8
+flow counts, two RTO profiles, the Fig. 12 bisection, two seeds) runs in `make reproduce`."""
 
 
 def test_stanford_min_buffer(tmp_path):
