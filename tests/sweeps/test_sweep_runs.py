@@ -12,6 +12,7 @@ import time
 import pyarrow.compute as pc
 import pytest
 
+from sweeps.tracking import INLINE_LOGGING_MAX_JOBS
 from tests.conftest import ROOT
 from tests.sweeps.helpers import mlflow_children, runs, sweep
 
@@ -180,7 +181,9 @@ def _descendants(pid: int) -> set[int]:
 def test_a_killed_driver_leaves_no_process_behind(tmp_path):
     """Audit D6: kill -9 of the driver left its MLflow logger processes, the resource tracker and
     Ray's agents running. With an embedded Ray, every process the driver started must end."""
-    grid = ["-m", "seed=range(1,25)", "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5", "ray.batch_size=1"]
+    # More jobs than a driver thread logs (INLINE_LOGGING_MAX_JOBS), so that logger processes start.
+    seeds = f"seed=range(1,{INLINE_LOGGING_MAX_JOBS + 10})"
+    grid = ["-m", seeds, "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5", "ray.batch_size=1"]
     cmd = [
         sys.executable,
         "-m",
