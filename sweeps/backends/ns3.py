@@ -17,7 +17,13 @@ What we map (everything else must keep its default, or its preset's, or the run 
 - init_cwnd, init_ssthresh, min_rto, tick (ClockGranularity), delayed ACKs (DelAckCount 2 or 1,
   DelAckTimeout), limited transmit; wmax as SndBufSize = RcvBufSize = wmax segments; init_rto as
   ConnTimeout (ns-3 times its first data RTO from the handshake's RTT sample).
-- The long flows' RTTs and start times are the engine's draws for the seed, as in ns2.py."""
+- The long flows' RTTs and start times are the engine's draws for the seed, as in ns2.py.
+- queue (the bottleneck's discipline; `qdisc_attributes`): red, codel, pie and fq_codel as ns-3's
+  RedQueueDisc, CoDelQueueDisc, PieQueueDisc and FqCoDelQueueDisc with our parameters, and step
+  as RedQueueDisc with QW=1 and MinTh=MaxTh=k_pkts, a forced mark (ns3.md); tcp.ecn as
+  TcpSocketBase::UseEcn. The qdisc sits above a 1-packet device queue (ns-3 queues in a qdisc only
+  when the device pushes back) and holds buffer_pkts - 1, so that both hold buffer_pkts as the
+  DropTailQueue does; its sojourn times leave out the wait in the device queue (docs/fidelity.md)."""
 
 from __future__ import annotations
 
@@ -75,6 +81,29 @@ MAPPED = (
     "access_mbps",
     "access_buffer_pkts",
     "sample_interval_s",
+    "tcp_ecn",
+    "queue",
+    "queue_min_th",
+    "queue_max_th",
+    "queue_max_p",
+    "queue_w_q",
+    "queue_gentle",
+    "queue_wait",
+    "queue_bytes",
+    "queue_mean_pkt_bytes",
+    "queue_ecn",
+    "queue_target_ms",
+    "queue_interval_ms",
+    "queue_t_update_ms",
+    "queue_alpha",
+    "queue_beta",
+    "queue_max_burst_ms",
+    "queue_mark_ecn_th",
+    "queue_derandomize",
+    "queue_flows",
+    "queue_quantum_bytes",
+    "queue_drop_batch_pkts",
+    "queue_k_pkts",
 )
 """Config columns (sim.result.config_row) the scenario mirrors."""
 HEADERS_BYTES = 52
@@ -106,6 +135,82 @@ def check(cfg: SimConfig) -> None:
         )
     if float(row["tcp_init_cwnd_pkts"]) != int(row["tcp_init_cwnd_pkts"]):
         raise ValueError(f"tcp.init_cwnd_pkts: ns-3 takes whole segments, got {row['tcp_init_cwnd_pkts']}")
+    if row["queue_bytes"]:
+        raise ValueError("queue.bytes: the ns3 backend supports only packet mode (false), got True")
+    if row["queue"] == "step" and row["queue_k_pkts"] < 2:
+        raise ValueError(
+            f"queue.k_pkts: the ns3 backend needs >= 2 (its RED marks only above one queued packet), "
+            f"got {row['queue_k_pkts']}"
+        )
+
+
+def qdisc_attributes(cfg: SimConfig) -> tuple[str, dict[str, str]]:
+    """The bottleneck's ns-3 queue disc and its attributes (as strings, set with Config::SetDefault)
+    for cfg's queue; ("", {}) for droptail, which stays the device's DropTailQueue. Attribute
+    names: ns-3 3.44's src/traffic-control/model/*-queue-disc.cc."""
+    q, pkt = cfg.queue, cfg.pkt_bytes
+    # The 1-packet device queue below the qdisc holds one of the buffer's packets.
+    limit = {"MaxSize": f"{max(int(cfg.buffer_pkts) - 1, 1)}p"}
+    mean_pkt = str(getattr(q, "mean_pkt_bytes", None) or pkt)
+    red_base = {**limit, "MeanPktSize": mean_pkt, "LinkBandwidth": f"{cfg.core_mbps * 1e6:.0f}bps"}
+    red_base |= {"ARED": "false", "AdaptMaxP": "false", "FengAdaptive": "false", "NLRED": "false"}
+    on = {True: "true", False: "false"}
+    if q.name == "red":
+        return "ns3::RedQueueDisc", red_base | {
+            "MinTh": f"{q.min_th:g}",
+            "MaxTh": f"{q.max_th:g}",
+            "LInterm": f"{1 / q.max_p:g}",
+            "QW": f"{q.w_q:g}",
+            "Gentle": on[q.gentle],
+            "Wait": on[q.wait],
+            "UseEcn": on[q.ecn],
+            "UseHardDrop": "true",  # above max_th (2 max_th when gentle) ECN-capable packets are dropped too
+        }
+    if q.name == "step":
+        k = f"{q.k_pkts:d}"
+        return "ns3::RedQueueDisc", red_base | {
+            "MinTh": k,
+            "MaxTh": k,
+            "LInterm": "1",
+            "QW": "1",
+            "Gentle": "false",
+            "Wait": "false",
+            "UseEcn": "true",
+            "UseHardDrop": "false",
+        }
+    if q.name == "codel":
+        # "bytes left <= one packet" (ours) is ns-3's strict "< MinBytes".
+        return "ns3::CoDelQueueDisc", limit | {
+            "Target": f"{q.target_ms:g}ms",
+            "Interval": f"{q.interval_ms:g}ms",
+            "UseEcn": on[q.ecn],
+            "MinBytes": str(pkt + 1),
+        }
+    if q.name == "pie":
+        return "ns3::PieQueueDisc", limit | {
+            "QueueDelayReference": f"{q.target_ms:g}ms",
+            "Tupdate": f"{q.t_update_ms:g}ms",
+            "A": f"{q.alpha:g}",
+            "B": f"{q.beta:g}",
+            "MaxBurstAllowance": f"{q.max_burst_ms:g}ms",
+            "UseEcn": on[q.ecn],
+            "MarkEcnThreshold": f"{q.mark_ecn_th:g}",
+            "UseDerandomization": on[q.derandomize],
+            "MeanPktSize": mean_pkt,
+            "UseDequeueRateEstimator": "false",
+            "UseCapDropAdjustment": "true",
+        }
+    if q.name == "fq_codel":
+        return "ns3::FqCoDelQueueDisc", limit | {
+            "Target": f"{q.target_ms:g}ms",
+            "Interval": f"{q.interval_ms:g}ms",
+            "Flows": str(q.flows),
+            "DropBatchSize": str(q.drop_batch_pkts),
+            "UseEcn": on[q.ecn],
+            "Perturbation": "0",
+            "EnableSetAssociativeHash": "false",
+        }
+    return "", {}
 
 
 @contextlib.contextmanager
@@ -149,6 +254,12 @@ def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float]) -> Any:
     p.minRtoMs, p.tickMs, p.connTimeoutS = row["tcp_min_rto_ms"], row["tcp_tick_ms"], row["tcp_init_rto_s"]
     p.delayedAck, p.delackMs = bool(row["tcp_delayed_ack"]), row["tcp_delack_ms"]
     p.limitedTransmit = bool(row["tcp_limited_transmit"])
+    p.ecn = bool(row["tcp_ecn"])
+    p.qdisc, attrs = qdisc_attributes(cfg)
+    for k, v in attrs.items():
+        p.qdiscAttrNames.push_back(k)
+        p.qdiscAttrValues.push_back(v)
+    p.quantumBytes = int(row["queue_quantum_bytes"] or cfg.pkt_bytes) if row["queue"] == "fq_codel" else 0
     for x in rtts_ms:
         p.rttsMs.push_back(x)
     for x in starts_s:

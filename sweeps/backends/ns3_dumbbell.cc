@@ -6,8 +6,11 @@
 // The scenario mirrors ns2_dumbbell.tcl: N senders, each on its own access link that carries the
 // flow's whole two-way propagation delay (rtt/2 each way), into router r0; a zero-delay DropTail
 // bottleneck r0 -> r1 of buffer_pkts packets; one receiver node behind r1 with a PacketSink per
-// flow. Flow control is disabled before devices are installed, so no traffic-control qdisc sits
-// above the device queue: the DropTailQueue is the only queue and its Drop trace sees every drop.
+// flow. With queue=droptail, flow control is disabled before devices are installed, so no
+// traffic-control qdisc sits above the device queue: the DropTailQueue is the only queue and its
+// Drop trace sees every drop. With another discipline (Params::qdisc, its attributes set through
+// Config::SetDefault), the bottleneck keeps flow control, its device queue holds 1 packet, and the
+// qdisc installed on it holds the rest; the counters then come from the qdisc's Stats.
 // Every point-to-point rate is raised by (pkt + 2) / pkt, so that a pkt_bytes-byte IP packet (plus
 // PPP's 2 bytes) takes pkt_bytes x 8 / rate on the wire, as in ns-2 and our engine.
 //
@@ -15,13 +18,16 @@
 // Followed: ns-3 3.44's headers as installed by the wheel (tcp-socket-base.h, tcp-socket-state.h,
 // point-to-point-helper.h, bulk-send-application.h, packet-sink.h) and the attribute and trace
 // source names that TypeId reports at run time (TcpSocketBase: CongestionWindow, CongState, Tx,
-// Retransmission; Queue: Enqueue, Dequeue, Drop).
+// Retransmission; Queue: Enqueue, Dequeue, Drop; QueueDisc: PacketsInQueue, SojournTime, and
+// Stats, whose drop reasons name the overflow drops: traffic-control/model/queue-disc.h and each
+// discipline's OVERLIMIT_DROP).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
 
 #include <cstdio>
 #include <sstream>
@@ -56,6 +62,11 @@ struct Params
     bool delayedAck;
     double delackMs;
     bool limitedTransmit;
+    bool ecn;                                  // TcpSocketBase::UseEcn On
+    std::string qdisc;                         // "": the device's DropTailQueue (queue=droptail)
+    std::vector<std::string> qdiscAttrNames;   // the qdisc's attributes, set as defaults
+    std::vector<std::string> qdiscAttrValues;
+    uint32_t quantumBytes;                     // FqCoDel's quantum (0: not FqCoDel)
     std::vector<double> rttsMs;
     std::vector<double> startsS;
 };
@@ -69,6 +80,7 @@ struct FlowStats
     uint64_t rexmitPkts = 0;
     uint64_t recoveries = 0;
     uint64_t timeouts = 0;
+    uint64_t ecnCuts = 0;
 };
 
 struct State
@@ -78,6 +90,9 @@ struct State
     std::vector<Ptr<PacketSink>> sinks;
     std::vector<Ptr<BulkSendApplication>> apps;
     Ptr<Queue<Packet>> queue;
+    Ptr<QueueDisc> qdisc; // null with droptail
+    double sojournSumS = 0;
+    uint64_t sojournN = 0;
     uint64_t enqueued = 0, dequeued = 0, drops = 0;
     double qsum = 0, qLastS = 0;
     uint32_t qLevel = 0;
@@ -93,7 +108,16 @@ QueueChanged()
     double now = Simulator::Now().GetSeconds();
     g->qsum += g->qLevel * (now - g->qLastS);
     g->qLastS = now;
-    g->qLevel = g->queue->GetNPackets();
+    g->qLevel = g->qdisc ? g->qdisc->GetNPackets() : g->queue->GetNPackets();
+}
+
+static void OnQdiscLevel(uint32_t, uint32_t) { QueueChanged(); }
+
+static void
+OnSojourn(Time t)
+{
+    g->sojournSumS += t.GetSeconds();
+    g->sojournN++;
 }
 
 static void OnEnqueue(Ptr<const Packet>) { g->enqueued++; QueueChanged(); }
@@ -110,6 +134,8 @@ OnCongState(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongS
         g->flows[i].recoveries++;
     else if (now == TcpSocketState::CA_LOSS)
         g->flows[i].timeouts++;
+    else if (now == TcpSocketState::CA_CWR)
+        g->flows[i].ecnCuts++; // ns-3 enters CWR on an ECN-Echo only
 }
 
 static void
@@ -145,10 +171,40 @@ ReceivedPkts(uint32_t i)
     return g->sinks[i]->GetTotalRx() / g->p.segmentBytes;
 }
 
+// Drops at the qdisc's limit (the rest are its early drops): the reasons ns-3 3.44 gives them.
+static uint64_t
+OverflowDrops(const QueueDisc::Stats& st)
+{
+    uint64_t n = 0;
+    for (const auto* m : {&st.nDroppedPacketsBeforeEnqueue, &st.nDroppedPacketsAfterDequeue})
+        for (const auto& [reason, count] : *m)
+            if (reason.find("Overlimit drop") != std::string::npos ||
+                reason.find(QueueDisc::INTERNAL_QUEUE_DROP) != std::string::npos)
+                n += count;
+    return n;
+}
+
+static std::string
+QdiscCounters()
+{
+    const QueueDisc::Stats& st = g->qdisc->GetStats();
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "departures %llu arrivals %llu drops %llu qsum %.9g marks %llu early_drops %llu "
+                  "sojourn_sum %.9g sojourn_n %llu",
+                  (unsigned long long)st.nTotalSentPackets, (unsigned long long)st.nTotalReceivedPackets,
+                  (unsigned long long)st.nTotalDroppedPackets, g->qsum, (unsigned long long)st.nTotalMarkedPackets,
+                  (unsigned long long)(st.nTotalDroppedPackets - OverflowDrops(st)), g->sojournSumS,
+                  (unsigned long long)g->sojournN);
+    return buf;
+}
+
 static std::string
 Counters()
 {
     QueueChanged(); // closes the queue integral at now
+    if (g->qdisc)
+        return QdiscCounters();
     char buf[200];
     std::snprintf(buf, sizeof buf, "departures %llu arrivals %llu drops %llu qsum %.9g",
                   (unsigned long long)g->dequeued, (unsigned long long)(g->enqueued + g->drops),
@@ -165,7 +221,10 @@ Totals(std::string tag)
         const FlowStats& f = g->flows[i];
         g->out << "flow id " << i << " at " << tag << " acked " << ReceivedPkts(i) << " rexmit_pkts "
                << f.rexmitPkts << " timeouts " << f.timeouts << " cwnd_cuts " << f.recoveries + f.timeouts
-               << " sent_pkts " << f.sentPkts << "\n";
+               << " sent_pkts " << f.sentPkts;
+        if (g->p.ecn)
+            g->out << " ecn_cuts " << f.ecnCuts;
+        g->out << "\n";
     }
 }
 
@@ -234,6 +293,23 @@ SetTcpDefaults(const Params& p)
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cap));
     // Linux 2.6's CUBIC, as our `cubic` preset: no HyStart.
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(p.ecn ? "On" : "Off"));
+}
+
+// The bottleneck's qdisc on r0's device; the reverse (ACK) direction keeps none.
+static void
+InstallQdisc(const Params& p, NetDeviceContainer& coreDevs)
+{
+    TrafficControlHelper().Uninstall(coreDevs); // the FqCoDel that Ipv4AddressHelper::Assign put there
+    for (size_t i = 0; i < p.qdiscAttrNames.size(); i++)
+        Config::SetDefault(p.qdisc + "::" + p.qdiscAttrNames[i], StringValue(p.qdiscAttrValues[i]));
+    TrafficControlHelper tch;
+    tch.SetRootQueueDisc(p.qdisc);
+    g->qdisc = tch.Install(coreDevs.Get(0)).Get(0);
+    if (p.quantumBytes > 0)
+        DynamicCast<FqCoDelQueueDisc>(g->qdisc)->SetQuantum(p.quantumBytes);
+    g->qdisc->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQdiscLevel));
+    g->qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
 }
 
 static void
@@ -251,15 +327,18 @@ BuildDumbbell(const Params& p, NodeContainer& senders, Ptr<Node>& receiver, std:
     std::string big = Pkts(1000000);
 
     PointToPointHelper core;
-    core.DisableFlowControl();
+    if (p.qdisc.empty())
+        core.DisableFlowControl();
     core.SetDeviceAttribute("DataRate", StringValue(Rate(p.coreMbps, p)));
     core.SetChannelAttribute("Delay", StringValue("0s"));
     core.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(big)));
     NetDeviceContainer coreDevs = core.Install(routers.Get(0), routers.Get(1));
     g->queue = DynamicCast<PointToPointNetDevice>(coreDevs.Get(0))->GetQueue();
-    g->queue->SetMaxSize(QueueSize(Pkts(p.bufferPkts)));
+    g->queue->SetMaxSize(QueueSize(Pkts(p.qdisc.empty() ? p.bufferPkts : 1)));
     addr.Assign(coreDevs);
     addr.NewNetwork();
+    if (!p.qdisc.empty())
+        InstallQdisc(p, coreDevs);
 
     PointToPointHelper out;
     out.DisableFlowControl();
@@ -316,22 +395,28 @@ Run(const Params& p)
     g = &state;
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(p.seed);
+    // Random variables take stream numbers from a process-wide counter: reset it, so that a run's
+    // draws (RED's, PIE's, ...) depend on its seed, not on the runs this process did before.
+    RngSeedManager::ResetNextStreamIndex();
     SetTcpDefaults(p);
     NodeContainer senders;
     Ptr<Node> receiver;
     std::vector<Ipv4Address> sinkAddrs;
     BuildDumbbell(p, senders, receiver, sinkAddrs);
     InstallFlows(p, senders, receiver, sinkAddrs);
-    g->queue->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnEnqueue));
-    g->queue->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDequeue));
-    g->queue->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+    if (!g->qdisc)
+    {
+        g->queue->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnEnqueue));
+        g->queue->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDequeue));
+        g->queue->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+    }
     Simulator::Schedule(Seconds(p.warmupS), &Totals, std::string("warm"));
     if (p.sampleIntervalS > 0)
         Simulator::Schedule(Seconds(p.sampleIntervalS), &Sample);
     Simulator::Stop(Seconds(p.durationS) + NanoSeconds(1)); // after the last sample
     Simulator::Run();
     Totals("end");
-    g->out << "held pkts " << g->queue->GetNPackets() << "\n";
+    g->out << "held pkts " << (g->qdisc ? g->qdisc->GetNPackets() : g->queue->GetNPackets()) << "\n";
     std::string records = g->out.str();
     Simulator::Destroy();
     g = nullptr;

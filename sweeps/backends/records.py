@@ -3,11 +3,14 @@ tables: one line per record, a tag then "key value" pairs (see ns2_dumbbell.tcl'
 
     sample  time_s T departures D arrivals A drops X qsum Q acked K cwnd_sum C started S ca F
     warm | end  departures D arrivals A drops X qsum Q short_started S short_done F
-    flow    id I at warm|end acked K rexmit_pkts R timeouts T cwnd_cuts C sent_pkts P
+                [marks M early_drops E sojourn_sum J sojourn_n N]
+    flow    id I at warm|end acked K rexmit_pkts R timeouts T cwnd_cuts C sent_pkts P [ecn_cuts W]
     held    pkts H
 
 Counters are cumulative since time 0 and count packets of the bottleneck (D, A, X; Q is the
-integral of the waiting packets in pkt*s) or of a flow (K: packets acknowledged or received).
+integral of the waiting packets in pkt*s; M the packets marked CE, E the drops that were not at the
+limit, J the sum of the sojourn times in s of N dequeued packets) or of a flow (K: packets
+acknowledged or received; W: ECN-Echo window reductions).
 A key a simulator cannot measure is left out and becomes NULL. Shared by the ns2 and ns3
 backends, so that both are read, and mapped onto the engine's schema, the same way."""
 
@@ -87,6 +90,8 @@ def to_result(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], wall_s:
     }
     if not (cfg.access_mbps or 0) > 0:
         metrics["access_loss_rate"] = 0.0  # no access links, as the engine reports it
+    aqm = _aqm_metrics(warm, end, d["arrivals"])
+    metrics |= {"bottleneck_" + k if k in ("marks", "early_drops") else k: v for k, v in aqm.items()}
     link = {
         **{
             k: v
@@ -104,6 +109,7 @@ def to_result(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], wall_s:
         "drops_total": [int(end["drops"])],
         "departures_total": [int(end["departures"])],
         "held_at_end": [int(rec["held"]["pkts"])],
+        **{k: [v] for k, v in aqm.items()},
     }
     bulk = {
         "class": ["bulk"],
@@ -119,6 +125,19 @@ def to_result(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], wall_s:
         "control": detail_table("control", {}),
     }
     return BackendResult(metrics, details)
+
+
+def _aqm_metrics(warm: dict[str, float], end: dict[str, float], arrivals: float) -> dict[str, Any]:
+    """Marks, early drops and the mean sojourn over the window, where the simulator reports them."""
+    if "marks" not in end:
+        return {}
+    marks, n = end["marks"] - warm["marks"], end["sojourn_n"] - warm["sojourn_n"]
+    return {
+        "marks": int(marks),
+        "early_drops": int(end["early_drops"] - warm["early_drops"]),
+        "mark_rate": marks / arrivals if arrivals else 0.0,
+        "mean_queue_delay_ms": (end["sojourn_sum"] - warm["sojourn_sum"]) / n * 1e3 if n else None,
+    }
 
 
 def _flows(
@@ -143,6 +162,8 @@ def _flows(
         cols["timeouts"].append(timeouts)
         cols["fast_retransmits"].append(None if cuts is None or timeouts is None else max(0, cuts - timeouts))
         cols["sent_pkts"].append(None if "sent_pkts" not in e else int(e["sent_pkts"]))
+        if "ecn_cuts" in e:
+            cols.setdefault("ecn_reductions", []).append(_delta(w, e, "ecn_cuts"))
         cols["_sent_in_window"].append(_delta(w, e, "sent_pkts"))
     return cols
 

@@ -323,3 +323,68 @@ def test_ns3_runs_sack_newreno_beside_the_engine_in_one_process():
         assert theirs["loss_rate"] == pytest.approx(mine["loss_rate"], rel=0.35)
     assert second.metrics["utilization"] > first.metrics["utilization"]
     assert len(first.details["timeseries"]) == 300 and len(first.details["flows"]) == 10
+
+
+def test_ns3_refuses_the_queue_settings_its_queue_discs_cannot_mirror():
+    for queue, key in (
+        ({"name": "red", "bytes": True}, "queue.bytes"),
+        ({"name": "step", "k_pkts": 1}, "queue.k_pkts"),
+    ):
+        cfg = dataclasses.replace(with_ecn(sim.SimConfig(tcp="sack"), True), queue=queue)
+        with pytest.raises(ValueError, match=rf"^{key}: the ns3 backend"):
+            ns3.check(cfg)
+    _, attrs = ns3.qdisc_attributes(sim.SimConfig(tcp="sack", queue={"name": "red", "max_p": 0.1}, buffer_pkts=50))
+    assert attrs["LInterm"] == "10" and attrs["MaxSize"] == "49p"  # 1 / max_p; the device queue holds one
+
+
+def with_ecn(cfg: sim.SimConfig, ecn: bool) -> sim.SimConfig:
+    return dataclasses.replace(cfg, tcp=dataclasses.replace(cfg.tcp, ecn=ecn))
+
+
+AQM_CASES = [("red", False), ("codel", False), ("pie", False), ("fq_codel", False), ("red", True), ("codel", True)]
+
+
+@NO_NS3
+@pytest.mark.parametrize("queue,ecn", AQM_CASES + [("step", True)])
+def test_ns3_queue_discs_agree_with_the_engine(queue, ecn):
+    """Each discipline on ns-3 3.44 and on the engine, 10 SACK flows over 10 Mb/s with a buffer
+    far above what the discipline keeps, one seed: the same regime within loose bounds. Measured
+    (ns-3 / ours): utilization 0.94-0.98 / 0.95-0.98 and step 0.83 / 0.87; early-drop or mark
+    rates within 11-26%; mean sojourns within 0.5-2 ms. Issue 32's tighter bounds (0.03, 20%, 25%
+    on means of 3 seeds) are for the grid of reports/aqm_backends.md."""
+    q = {"name": queue, **({"ecn": True} if ecn and queue != "step" else {})}
+    if queue == "step":
+        q["k_pkts"] = 20
+    cfg = sim.SimConfig(
+        tcp="sack",
+        flows=10,
+        core_mbps=10.0,
+        buffer_pkts=400,
+        rtt_ms=100.0,
+        rtt_spread_ms=40.0,
+        duration_s=60.0,
+        warmup_s=20.0,
+    )
+    cfg = dataclasses.replace(with_ecn(cfg, ecn), queue=q)
+    theirs, ours = ns3.run(cfg).metrics, sim.run(cfg).metrics()
+    got = {k: (theirs.get(k), ours.get(k)) for k in AQM_METRICS}
+    assert abs(theirs["utilization"] - ours["utilization"]) < 0.05, got
+    assert theirs["mean_queue_delay_ms"] == pytest.approx(ours["mean_queue_delay_ms"], rel=0.3, abs=1.0), got
+    if ecn:
+        assert theirs["bottleneck_early_drops"] == ours["bottleneck_early_drops"] == 0, got
+        assert theirs["bottleneck_marks"] > 0 and theirs["mark_rate"] == pytest.approx(ours["mark_rate"], rel=0.35), got
+    else:
+        assert theirs["bottleneck_marks"] == ours["bottleneck_marks"] == 0, got
+        assert theirs["bottleneck_early_drops"] > 0 and theirs["loss_rate"] == pytest.approx(
+            ours["loss_rate"], rel=0.25
+        )
+
+
+AQM_METRICS = (
+    "utilization",
+    "loss_rate",
+    "mean_queue_delay_ms",
+    "bottleneck_early_drops",
+    "bottleneck_marks",
+    "mark_rate",
+)
