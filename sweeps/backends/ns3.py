@@ -155,29 +155,17 @@ def qdisc_attributes(cfg: SimConfig) -> tuple[str, dict[str, str]]:
     red_base = {**limit, "MeanPktSize": mean_pkt, "LinkBandwidth": f"{cfg.core_mbps * 1e6:.0f}bps"}
     red_base |= {"ARED": "false", "AdaptMaxP": "false", "FengAdaptive": "false", "NLRED": "false"}
     on = {True: "true", False: "false"}
+
+    def red(min_th: str, max_th: str, linterm: float, qw: str, *flags: bool) -> tuple[str, dict[str, str]]:
+        names = ("Gentle", "Wait", "UseEcn", "UseHardDrop")
+        attrs = {"MinTh": min_th, "MaxTh": max_th, "LInterm": f"{linterm:g}", "QW": qw}
+        return "ns3::RedQueueDisc", red_base | attrs | {n: on[f] for n, f in zip(names, flags)}
+
     if q.name == "red":
-        return "ns3::RedQueueDisc", red_base | {
-            "MinTh": f"{q.min_th:g}",
-            "MaxTh": f"{q.max_th:g}",
-            "LInterm": f"{1 / q.max_p:g}",
-            "QW": f"{q.w_q:g}",
-            "Gentle": on[q.gentle],
-            "Wait": on[q.wait],
-            "UseEcn": on[q.ecn],
-            "UseHardDrop": "true",  # above max_th (2 max_th when gentle) ECN-capable packets are dropped too
-        }
-    if q.name == "step":
-        k = f"{q.k_pkts:d}"
-        return "ns3::RedQueueDisc", red_base | {
-            "MinTh": k,
-            "MaxTh": k,
-            "LInterm": "1",
-            "QW": "1",
-            "Gentle": "false",
-            "Wait": "false",
-            "UseEcn": "true",
-            "UseHardDrop": "false",
-        }
+        # UseHardDrop: above max_th (2 max_th when gentle) ECN-capable packets are dropped too.
+        return red(f"{q.min_th:g}", f"{q.max_th:g}", 1 / q.max_p, f"{q.w_q:g}", q.gentle, q.wait, q.ecn, True)
+    if q.name == "step":  # the average is the queue (QW=1); at K a forced mark, not a drop
+        return red(str(q.k_pkts), str(q.k_pkts), 1, "1", False, False, True, False)
     if q.name == "codel":
         # "bytes left <= one packet" (ours) is ns-3's strict "< MinBytes".
         return "ns3::CoDelQueueDisc", limit | {
