@@ -146,12 +146,12 @@ class Tracker:
         # commits (about 60 runs/s together vs 35-40 for one, on 2 cores). A small sweep logs
         # from one thread instead (INLINE_LOGGING_MAX_JOBS).
         inline = n_jobs <= INLINE_LOGGING_MAX_JOBS
-        ctx: Any = queue_module if inline else mp.get_context("spawn")
-        self._errors = ctx.Queue()
-        self._queues = [ctx.Queue() for _ in range(1 if inline else LOGGER_PROCESSES)]
+        spawn = mp.get_context("spawn")
+        make_queue, start = (queue_module.Queue, threading.Thread) if inline else (spawn.Queue, spawn.Process)
+        self._errors = make_queue()
+        self._queues = [make_queue() for _ in range(1 if inline else LOGGER_PROCESSES)]
         self.errors: list[str] = []
         self._submitted = 0
-        start = threading.Thread if inline else mp.get_context("spawn").Process
         self._procs = [
             start(
                 target=_logger_main,
