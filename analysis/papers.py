@@ -127,3 +127,16 @@ ABS_FIG4_LOAD_STEPS_S = (48.0, 96.0, 144.0, 192.0)
 ABS_FIG5_BUFFER_PKTS = (40, 100)
 # Fig. 6: the memory bound, (from time s, packets).
 ABS_FIG6_MEMORY_BOUNDS = ((0.0, 100.0), (250.0, 50.0), (500.0, 150.0), (750.0, 80.0), (1000.0, 60.0))
+
+# The delay targets of the AQM RFCs (their defaults): CoDel 5 ms (RFC 8289 section 4.4 and the
+# pseudocode's TARGET), FQ-CoDel's per-queue CoDel 5 ms (RFC 8290 section 5.2.3), PIE 15 ms
+# (RFC 8033 section 4.1 QDELAY_REF). RED has no delay target.
+AQM_TARGET_MS = {"codel": 5.0, "pie": 15.0, "fq_codel": 5.0}
+
+# RED's parameters: Floyd and Jacobson (1993) simulate max_p = 0.02 and w_q = 0.002 and ask for
+# max_th >= 2 min_th; Floyd's 1997 note ("RED: Discussions of Setting Parameters") sets max_th =
+# 3 min_th and max_p = 0.1, as ns-2's default then became. Nichols and Jacobson (2012, Fig. 5):
+# at 10 Mb/s and above RED's delays and utilizations are smaller than CoDel's ("likely
+# overcontrolling").
+RED_FJ93 = {"max_p": 0.02, "w_q": 0.002, "max_th_over_min_th": 2.0}
+RED_FLOYD97 = {"max_p": 0.1, "max_th_over_min_th": 3.0}

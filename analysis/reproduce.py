@@ -21,6 +21,8 @@ from analysis.reproductions.abs import abs_fig1  # noqa: E402
 from analysis.reproductions.abs_fig2_3 import abs_fig2_3  # noqa: E402
 from analysis.reproductions.abs_tables import abs_table2, abs_table3  # noqa: E402
 from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, abs_fig7, abs_fig8, abs_fig9  # noqa: E402
+from analysis.reproductions.aqm import aqm_buffer_independence, fq_codel_isolation, red_tuning  # noqa: E402
+from analysis.reproductions.aqm_backends import aqm_backends  # noqa: E402
 from analysis.reproductions.common import OTHER_BACKENDS, Report  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
@@ -82,6 +84,18 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "abs_fig7": Reproduction(abs_fig7, "Zhang and Loguinov 2010", "ABS Fig. 7: ABS with FTP, HTTP and UDP flows"),
     "abs_fig8": Reproduction(abs_fig8, "Zhang and Loguinov 2010", "ABS Fig. 8: ABS with five TCP variants at 100 Mb/s"),
     "abs_fig9": Reproduction(abs_fig9, "Zhang and Loguinov 2010", "ABS Fig. 9: an ABS on each link of a parking lot"),
+    "aqm_buffer_independence": Reproduction(
+        aqm_buffer_independence, "RFC 8289, 8033, 8290", "utilization and sojourn vs buffer, per discipline"
+    ),
+    "fq_codel_isolation": Reproduction(
+        fq_codel_isolation, "RFC 8290", "a sparse flow's delay beside 8 bulk flows: fq_codel vs codel vs drop-tail"
+    ),
+    "red_tuning": Reproduction(
+        red_tuning, "Floyd and Jacobson 1993; Floyd 1997", "RED's utilization and queue vs min_th and max_p"
+    ),
+    "aqm_backends": Reproduction(
+        aqm_backends, "RFC 8289, 8033, 8290; Floyd, Jacobson 1993", "queue disciplines vs ns-3 3.44 queue discs"
+    ),
 }
 """Every reproduction, one line each (`reproduce list` prints them; docs/reproductions.md)."""
 

@@ -152,6 +152,18 @@ VARIANTS: dict[str, dict] = {
     for name in ("reno", "newreno", "sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood", "lp")
 }
 
+# Every queue discipline on the same scenario, beside drop-tail in the same run (issue 32: each at
+# >= 0.6x drop-tail's bottleneck packets per wall-second), and FQ-CoDel with 1,000 flows (memory
+# O(flows + buffer), against drop-tail's RSS).
+DISCIPLINES: dict[str, dict] = {
+    q: dict(tcp="newreno", queue=q, **_DICK) for q in ("droptail", "red", "codel", "pie", "fq_codel")
+}
+DISCIPLINES["step (K=20, ECN)"] = dict(tcp={"ecn": True}, queue={"name": "step", "k_pkts": 20}, **_DICK)
+_THOUSAND = {k: v for k, v in SCENARIOS["1Gb/s 1000 flows B=20 access 10Mb/s reno"].items() if k != "buffer_pkts"}
+DISCIPLINES.update(
+    {f"{q}, 1000 flows 1Gb/s B=1000": dict(queue=q, buffer_pkts=1000, **_THOUSAND) for q in ("droptail", "fq_codel")}
+)
+
 # `repeat` runs in one process; the fastest is kept (see `compare`).
 CHILD = """
 import json, resource, sys, sim
@@ -350,6 +362,30 @@ def variants() -> Table:
     return table
 
 
+def disciplines() -> Table:
+    """Bottleneck packets per wall-second and peak RSS of every queue discipline, each against
+    drop-tail on the same scenario in the same run (the fastest of ROUNDS runs each)."""
+    table = Table(title="queue disciplines (one core): Dick 45 Mb/s 60 flows B=73 newreno, and 1,000 flows")
+    cols = ("queue", "util", "mean sojourn ms", "drops+marks", "bottleneck pkts/s", "vs droptail", "peak RSS MB")
+    for col in cols:
+        table.add_column(col, justify="left" if col == "queue" else "right")
+    base: dict = {}
+    for name, fields in DISCIPLINES.items():
+        m = run_one(fields, repeat=ROUNDS)
+        if fields["queue"] == "droptail":  # each block's first row
+            base = m
+        table.add_row(
+            name,
+            f"{m['utilization']:.3f}",
+            f"{m['mean_queue_delay_ms']:.1f}",
+            f"{m['bottleneck_early_drops'] + m['bottleneck_marks']:,}",
+            f"{m['pkts_per_s']:,.0f}",
+            f"{m['pkts_per_s'] / base['pkts_per_s']:.2f}",
+            f"{m['peak_rss_mb']:.0f} ({m['peak_rss_mb'] / base['peak_rss_mb']:.2f}x)",
+        )
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git ref whose engine to run side by side (e.g. 0cd694d)")
@@ -368,6 +404,7 @@ def main() -> None:
     with console.status("running scenarios..."):
         console.print(current())
         console.print(variants())
+        console.print(disciplines())
         if args.baseline:
             baseline = build_baseline(args.baseline)
             console.print(compare(baseline))

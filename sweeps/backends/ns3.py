@@ -12,7 +12,8 @@ What we map (everything else must keep its default, or its preset's, or the run 
   NewReno falls into a spurious-retransmission cycle after a timeout, ns3.md; compare `sack`);
   the Linux laws = TcpCubic (HyStart off, as Linux 2.6), TcpBic, TcpHighSpeed, TcpHtcp,
   TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK. Recovery is ns-3's TcpClassicRecovery
-  (window halving and NewReno-style inflation), not PRR. ns-3 has no Reno: `reno` is refused.
+  (window halving and NewReno-style inflation), not PRR; `tcp.recovery=sack` (ns-2's Sack1, the
+  same RFC 6675 family) is accepted beside a law's preset recovery. ns-3 has no Reno: refused.
 - pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
 - init_cwnd, init_ssthresh, min_rto, tick (ClockGranularity), delayed ACKs (DelAckCount 2 or 1,
   DelAckTimeout), limited transmit; wmax as SndBufSize = RcvBufSize = wmax segments; init_rto as
@@ -128,7 +129,9 @@ def check(cfg: SimConfig) -> None:
     if row["tcp"] not in SOCKET_TYPES:
         hint = " (ns-3 has no Reno; its NewReno is `newreno`, with SACK `sack`)" if row["tcp"] == "reno" else ""
         raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
-    check_unmapped("ns3", row, MAPPED)
+    # ns-3's recovery (TcpClassicRecovery over an RFC 6675 scoreboard) is what our `sack` recovery
+    # models; a Linux law's own `linux` recovery (ns-2 TCP-Linux) is kept as its preset's default.
+    check_unmapped("ns3", row, MAPPED + (("tcp_recovery",) if row["tcp_recovery"] == "sack" else ()))
     if cfg.pkt_bytes <= HEADERS_BYTES:
         raise ValueError(
             f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), got {cfg.pkt_bytes}"
