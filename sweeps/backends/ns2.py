@@ -8,6 +8,9 @@ What it measures is mapped onto the engine's tables; what ns-2 does not measure 
   departures, goodput, timeouts, retransmits, cwnd cuts; not the percentiles, queueing delays,
   offered load or event counts;
 - flows: goodput, retransmits, timeouts and fast retransmits per flow; not per-flow loss or cwnd;
+- queue: droptail, or red as ns-2's Queue/RED (thresholds, linterm_ = 1 / max_p, q_weight_,
+  gentle_, wait_, bytes_ and queue_in_bytes_, mean_pktsize_, drop-tail at the hard limit; no ECN);
+  its drops are counted together (no early / overflow split) and no sojourn is measured;
 - timeseries: per sample_interval_s, from counters the script samples (not the queue maximum).
 
 Counts are in packets, not bytes: ns-2's byte counters are 32-bit and wrap after 2 GB, and every
@@ -78,7 +81,20 @@ MAPPED = {
     "access_mbps": "access_mbps",
     "access_buffer_pkts": "access_buffer_pkts",
     "sample_interval_s": "sample_interval_s",
+    "queue": "queue",
+    "queue_min_th": "red_min_th",
+    "queue_max_th": "red_max_th",
+    "queue_max_p": "red_max_p",
+    "queue_w_q": "red_w_q",
+    "queue_gentle": "red_gentle",
+    "queue_wait": "red_wait",
+    "queue_bytes": "red_bytes",
+    "queue_mean_pkt_bytes": "red_mean_pkt_bytes",
+    "queue_ecn": "red_ecn",  # always false here (check)
 }
+QUEUES = ("droptail", "red")
+"""The bottleneck disciplines the script mirrors: ns-2's DropTail and RED (`queue/red.cc`, which our
+`red` follows); RED without ECN (ns-2's TCP-Linux has none)."""
 
 
 def missing() -> str | None:
@@ -107,6 +123,10 @@ def check(cfg: SimConfig) -> None:
     row = config_row(cfg)
     if row["tcp"] not in AGENTS:
         raise ValueError(f"tcp: the ns2 backend supports {', '.join(AGENTS)}, got {row['tcp']!r}")
+    if row["queue"] not in QUEUES:
+        raise ValueError(f"queue: the ns2 backend supports {', '.join(QUEUES)}, got {row['queue']!r}")
+    if row["queue_ecn"]:
+        raise ValueError("queue.ecn: the ns2 backend supports only false (ns-2's TCP-Linux has no ECN), got True")
     check_unmapped("ns2", row, MAPPED)
     if cfg.seed < 1:
         raise ValueError(f"seed: the ns2 backend needs seed >= 1 (ns-2 seeds 0 from the clock), got {cfg.seed}")

@@ -1,6 +1,6 @@
 # buffersweep's dumbbell in ns-2 (2.35), for the ns2 backend (sweeps/backends/ns2.py): N one-way
 # TCP agents with the RTTs and start times the backend passes (our engine's draws for the seed;
-# without them, RTTs uniform in rtt_ms +/- rtt_spread_ms/2), all through one DropTail bottleneck.
+# without them, RTTs uniform in rtt_ms +/- rtt_spread_ms/2), all through one DropTail or RED bottleneck.
 # The backend passes "key value" pairs named as SimConfig's fields and reads the file `out`.
 # The agent is Agent/TCP/<agent>; for agent Linux (TCP-Linux, Linux 2.6.22.6's congestion modules)
 # `select_ca ca` picks the module. The receiver is Agent/<sink>.
@@ -13,6 +13,7 @@ set opt(timestamps) 0
 set opt(flow_rtts_ms) {}
 set opt(flow_starts_s) {}
 set opt(sample_interval_s) 0
+set opt(queue) droptail
 foreach {k v} $argv { set opt($k) $v }
 set N $opt(flows)
 # One-way TCP adds a 40-byte header to packetSize_, so the wire size matches pkt_bytes.
@@ -50,9 +51,31 @@ $rng seed $opt(seed)
 set r0 [$ns node]
 set r1 [$ns node]
 # Zero-delay bottleneck: each flow's whole propagation delay sits on its own fast access link.
-$ns simplex-link $r0 $r1 $opt(core_mbps)Mb 0ms DropTail
+# The bottleneck's discipline: DropTail, or RED with our `red` parameters (ns-2's queue/red.cc,
+# which that discipline follows); drop-tail at the hard limit, no ECN marks.
+set qtype DropTail
+if {$opt(queue) eq "red"} {
+  set qtype RED
+  Queue/RED set thresh_ $opt(red_min_th)
+  Queue/RED set maxthresh_ $opt(red_max_th)
+  Queue/RED set linterm_ [expr 1.0 / $opt(red_max_p)]
+  Queue/RED set q_weight_ $opt(red_w_q)
+  Queue/RED set gentle_ $opt(red_gentle)
+  Queue/RED set wait_ $opt(red_wait)
+  Queue/RED set bytes_ $opt(red_bytes)
+  Queue/RED set queue_in_bytes_ $opt(red_bytes)
+  Queue/RED set mean_pktsize_ [expr {$opt(red_mean_pkt_bytes) > 0 ? $opt(red_mean_pkt_bytes) : $opt(pkt_bytes)}]
+  Queue/RED set setbit_ false
+  Queue/RED set drop_tail_ true
+}
+$ns simplex-link $r0 $r1 $opt(core_mbps)Mb 0ms $qtype
 $ns simplex-link $r1 $r0 $opt(core_mbps)Mb 0ms DropTail
 $ns queue-limit $r0 $r1 $opt(buffer_pkts)
+if {$qtype eq "RED"} {
+  # The idle-time correction's packet rate (ptc) comes from the link's bandwidth.
+  set bl [$ns link $r0 $r1]
+  [$bl queue] link [$bl link]
+}
 $ns queue-limit $r1 $r0 1000000
 set qm [$ns monitor-queue $r0 $r1 ""]
 set qint [$qm get-pkts-integrator]
