@@ -301,13 +301,8 @@ static void
 InstallQdisc(const Params& p, NetDeviceContainer& coreDevs)
 {
     TrafficControlHelper().Uninstall(coreDevs); // the FqCoDel that Ipv4AddressHelper::Assign put there
-    // A name with its own "ns3::Type::" (a child queue disc's attribute) is set as given.
     for (size_t i = 0; i < p.qdiscAttrNames.size(); i++)
-    {
-        const std::string& name = p.qdiscAttrNames[i];
-        std::string path = name.rfind("ns3::", 0) == 0 ? name : p.qdisc + "::" + name;
-        Config::SetDefault(path, StringValue(p.qdiscAttrValues[i]));
-    }
+        Config::SetDefault(p.qdisc + "::" + p.qdiscAttrNames[i], StringValue(p.qdiscAttrValues[i]));
     TrafficControlHelper tch;
     tch.SetRootQueueDisc(p.qdisc);
     g->qdisc = tch.Install(coreDevs.Get(0)).Get(0);
