@@ -63,15 +63,16 @@ def test_the_cross_check_bounds_are_issue_32s():
     ns3 = dict(utilization=0.90, sojourn=10.0, rate=0.010)
     assert verdicts(dict(utilization=0.929, sojourn=11.9, rate=0.0124), ns3) == (True, True, True)
     assert verdicts(dict(utilization=0.94, sojourn=12.1, rate=0.0126), ns3) == (False, False, False)
+    assert verdicts(ns3, dict(ns3, drops=10, marks=0))[2] is None  # too few events to check a rate
     # 1 ms absolute at short sojourns
     assert verdicts(dict(utilization=0.9, sojourn=1.9, rate=0.01), dict(ns3, sojourn=1.0))[1]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ns3") is None, reason="ns-3 is not installed (pip install -e '.[ns3]')")
 def test_aqm_backends_pairs_every_point_on_both_simulators(tmp_path):
-    grid = ("core_mbps=10", "tcp=sack", "flows=4", "buffer_policy.factor=1", "seed=1", "queue=red,codel")
+    grid = ("core_mbps=10", "tcp=sack", "flows=4", "buffer_policy.factor=1", "seed=1", "queue=droptail,red,codel")
     report, plot = aqm_backends(str(tmp_path / "results"), False, grid)
-    assert sorted(r[0] for r in report.rows) == ["codel", "codel +ECN", "red", "red +ECN"]
+    assert sorted(r[0] for r in report.rows) == ["codel", "codel +ECN", "droptail", "red", "red +ECN"]
     for r in report.rows:
         assert abs(r[5] - r[6]) < 0.1 and r[9] > 0 and r[10] > 0, r  # both ran and measured
     plot()
