@@ -213,23 +213,25 @@ def fq_codel_isolation(results: str, rerun: bool, grid: tuple[str, ...] = ()) ->
 def _isolation_reading(data: dict[tuple, dict[str, float]]) -> str:
     if not data:
         return "Nothing stored: the sweep did not run."
-    text = ""
+    target = papers.AQM_TARGET_MS["fq_codel"]
+    lines, verdicts = [], []
     for f in sorted({f for _, f in data}):
         fq, codel, tail = (data.get((q, f)) for q in ("fq_codel", "codel", "droptail"))
         if not (fq and codel and tail):
             continue
-        target = papers.AQM_TARGET_MS["fq_codel"]
-        verdict = "holds" if fq["p50"] < target and fq["p50"] < codel["p50"] else "fails"
-        text += (
-            f"At {f:g} x BDP the sparse flow's median queueing delay is {fq['p50']:.2f} ms under fq_codel, "
-            f"{codel['p50']:.1f} ms under codel and {tail['p50']:.0f} ms under drop-tail (the link's own median "
-            f"sojourn: {fq['link_p50']:.1f}, {codel['link_p50']:.1f} and {tail['link_p50']:.0f} ms); it lost "
-            f"{fq['loss']:.2%}, {codel['loss']:.2%} and {tail['loss']:.2%} of its packets. RFC 8290's claim "
-            f"(a sparse flow is served ahead of the queues that built up, so it sees almost no queueing "
-            f"delay: below the {target:g} ms target the bulk flows are held at, and less than under one "
-            f"shared CoDel queue) {verdict}.\n\n"
+        verdicts.append(fq["p50"] < target and fq["p50"] < codel["p50"])
+        lines.append(
+            f"- {f:g} x BDP: the sparse flow's median queueing delay is {fq['p50']:.2f} ms under fq_codel, "
+            f"{codel['p50']:.1f} ms under codel and {tail['p50']:.0f} ms under drop-tail (the link's median "
+            f"sojourn: {fq['link_p50']:.1f}, {codel['link_p50']:.1f} and {tail['link_p50']:.0f} ms); it loses "
+            f"{fq['loss']:.2%}, {codel['loss']:.2%} and {tail['loss']:.2%} of its packets."
         )
-    return text
+    held = sum(verdicts)
+    return (
+        f"RFC 8290's claim (a sparse flow is served ahead of the queues that built up, so it sees almost no "
+        f"queueing delay: below the {target:g} ms target the bulk flows are held at, and less than under one shared "
+        f"CoDel queue) holds at {held} of {len(verdicts)} buffer sizes.\n\n" + "\n".join(lines)
+    )
 
 
 def _isolation_plot(data: dict[tuple, dict[str, float]]) -> None:

@@ -24,7 +24,7 @@ def test_fq_codel_isolates_the_sparse_flow(tmp_path):
     sparse = {r[0]: r[2] for r in report.rows}  # the sparse flow's median queueing delay, ms
     assert set(sparse) == {"droptail", "codel", "fq_codel"}
     assert sparse["fq_codel"] < papers.AQM_TARGET_MS["fq_codel"] < sparse["codel"] < sparse["droptail"], sparse
-    assert "holds" in report.reading
+    assert "holds at 1 of 1 buffer sizes" in report.reading
     plot()
     assert plt.gca().get_yscale() == "log"
     plt.close("all")
