@@ -122,14 +122,15 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
 def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
     if not data:
         return "No point ran on both simulators: ns-3 is missing (`pip install -e '.[ns3]'`)."
-    seeds = sorted({int(v["seeds"]) for by in data.values() for v in by.values()})
+    counts = {int(v["seeds"]) for by in data.values() for v in by.values()}
+    seeds = " to ".join(map(str, sorted({min(counts), max(counts)})))
     checks = [verdicts(by["engine"], by["ns3"]) for by in data.values()]
     n = len(checks)
     util_ok = sum(c[0] for c in checks)
     delay_ok, delay_n = sum(c[1] is True for c in checks), sum(c[1] is not None for c in checks)
     rate_ok, rate_n = sum(c[2] is True for c in checks), sum(c[2] is not None for c in checks)
     text = (
-        f"{n} points, each the mean of {'/'.join(map(str, seeds))} seeds on both sides (both simulators run the "
+        f"{n} points, each the mean of {seeds} seeds on both sides (both simulators run the "
         f"flows' RTTs and start times the engine drew for the seed). Within the bounds: utilization (±{UTIL_TOL}) "
         f"at {util_ok} of {n}, mean sojourn (±{SOJOURN_REL:.0%} or {SOJOURN_ABS_MS:g} ms) at {delay_ok} of "
         f"{delay_n}, drop-or-mark rate (±{RATE_REL:.0%}) at {rate_ok} of the {rate_n} where ns-3 counted at least "
@@ -143,9 +144,11 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
     for label, sel in groups(data).items():
         miss = sum(not _ok(verdicts(by["engine"], by["ns3"])) for by in sel)
         rate = _median([by["engine"]["rate"] / by["ns3"]["rate"] for by in sel if by["ns3"]["rate"] > 0])
-        delay = _median([by["engine"]["sojourn"] / by["ns3"]["sojourn"] for by in sel if by["ns3"]["sojourn"]] or [0])
+        delay = _median([by["engine"]["sojourn"] / by["ns3"]["sojourn"] for by in sel if by["ns3"]["sojourn"]])
         to = [sum(by[b]["timeouts"] for by in sel) / len(sel) for b in ("ns3", "engine")]
-        text += f"- {label}: {miss} / {len(sel)}; rate x{rate:.2f}, sojourn x{delay:.2f}; "
+        text += f"- {label}: {miss} / {len(sel)}; rate x{rate:.2f}, sojourn " + (
+            "not measured by ns-3; " if math.isnan(delay) else f"x{delay:.2f}; "
+        )
         text += f"timeouts {to[0]:.0f} / {to[1]:.0f}\n"
     text += (
         "\nThe mechanisms behind the misses, measured with both simulators' event counts, are in docs/fidelity.md "
