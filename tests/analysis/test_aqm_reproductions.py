@@ -73,7 +73,8 @@ def test_aqm_backends_pairs_every_point_on_both_simulators(tmp_path):
     grid = ("core_mbps=10", "tcp=sack", "flows=4", "buffer_policy.factor=1", "seed=1", "queue=red,codel")
     report, plot = aqm_backends(str(tmp_path / "results"), False, grid)
     assert sorted(r[0] for r in report.rows) == ["codel", "codel +ECN", "droptail", "red", "red +ECN"]
-    for r in report.rows:
-        assert abs(r[5] - r[6]) < 0.1 and r[9] > 0 and r[10] > 0, r  # both ran and measured
+    for r in report.rows:  # both simulators ran each point and measured it (agreement: the report)
+        assert 0.5 < r[5] <= 1.01 and 0.5 < r[6] <= 1.01 and r[9] > 0 and r[10] > 0, r
+        assert (r[7] is None) == (r[0] == "droptail") and r[8] > 0, r  # ns-3 has no drop-tail sojourn
     plot()
     plt.close("all")
