@@ -366,7 +366,7 @@ def disciplines() -> Table:
     """Bottleneck packets per wall-second and peak RSS of every queue discipline, each against
     drop-tail on the same scenario in the same run (the fastest of ROUNDS runs each)."""
     table = Table(title="queue disciplines (one core): Dick 45 Mb/s 60 flows B=73 newreno, and 1,000 flows")
-    cols = ("queue", "util", "mean sojourn ms", "drops+marks", "bottleneck pkts/s", "vs droptail", "peak RSS MB")
+    cols = ("queue", "util", "mean sojourn ms", "early+marks", "bottleneck pkts/s", "vs droptail", "peak RSS MB")
     for col in cols:
         table.add_column(col, justify="left" if col == "queue" else "right")
     base: dict = {}
