@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter
 
 from analysis import papers
-from analysis.reproductions.common import Report, status_note, stored, sweep_cli
+from analysis.reproductions.common import Report, log_x_at, status_note, stored, sweep_cli
 
 QUEUES = ("droptail", "red", "codel", "pie", "fq_codel")
 COLORS = dict(zip(QUEUES, ("k", "C0", "C1", "C2", "C3")))
@@ -161,9 +160,7 @@ def _independence_plot(data: dict[tuple, dict[str, float]], setups: list[tuple],
         axes[0][col].set_title(f"{tcp}, N={flows}, {mbps:g} Mb/s")
         axes[1][col].set_yscale("log")
         axes[1][col].set_xlabel("buffer (x BDP)")
-        axes[1][col].set_xscale("log")
-        axes[1][col].xaxis.set_minor_formatter(NullFormatter())
-        axes[1][col].set_xticks(factors, [f"{f:g}" for f in factors])
+        log_x_at(axes[1][col], factors)
     axes[0][0].set_ylabel("utilization")
     axes[1][0].set_ylabel("sojourn ms (p99 solid, p50 dotted)")
     axes[0][0].legend(fontsize=8)
@@ -338,9 +335,7 @@ def _red_plot(data: dict[tuple, dict[str, float]]) -> None:
         axes[0][col].set_title(f"N = {n}")
         axes[1][col].set_xlabel("min_th (packets; max_th = 3 min_th)")
         axes[1][col].set_yscale("log")
-        axes[1][col].set_xscale("log")
-        axes[1][col].xaxis.set_minor_formatter(NullFormatter())
-        axes[1][col].set_xticks(ths, [f"{t:g}" for t in ths])
+        log_x_at(axes[1][col], ths)
     axes[0][0].set_ylabel("utilization")
     axes[1][0].set_ylabel("mean queue (packets)")
     axes[1][0].legend(fontsize=8)

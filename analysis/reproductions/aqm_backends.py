@@ -28,7 +28,6 @@ METRICS = {
     "utilization": "avg(utilization)",
     "sojourn": "avg(mean_queue_delay_ms)",
     "rate": "avg(loss_rate + coalesce(mark_rate, 0))",
-    "early": "avg(bottleneck_early_drops)",
     "marks": "avg(coalesce(bottleneck_marks, 0))",
     "drops": "avg(bottleneck_drops)",
     "timeouts": "avg(timeouts)",
