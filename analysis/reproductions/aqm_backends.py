@@ -11,8 +11,11 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis.reproductions.common import Report, status_note, stored, sweep_cli
+from sweeps.backends import BACKENDS
 
 NAME = "aqm_backends"
+TITLE = "Queue disciplines against ns-3 3.44's queue discs (issue 32)"
+COMMAND = f"python -m analysis reproduce {NAME}   # needs ns-3: pip install -e '.[ns3]'"
 ECN = ("tcp.ecn=true", "queue.ecn=true")
 CONTROL = ("queue=droptail", "core_mbps=10")
 """The control: drop-tail, where what differs is the TCPs; at 10 Mb/s only (ns-3's drop-tail at
@@ -69,6 +72,11 @@ def verdicts(ours: dict[str, float], ns3: dict[str, float]) -> tuple[bool, bool 
 
 def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
+    missing = BACKENDS["ns3"].missing()
+    if missing:  # nothing to compare: say so, as a report, rather than fail `reproduce all`
+        reading = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
+        report = Report(name=NAME, title=TITLE, command=COMMAND, reading=reading)
+        return report, lambda: plt.figure().text(0.5, 0.5, reading, ha="center", wrap=True)
     rest = tuple(g for g in grid if not g.startswith("queue="))
     control = (*(g for g in rest if not g.startswith("core_mbps=")), *CONTROL)
     rc = max(sweep_cli(NAME, results, rerun, grid), sweep_cli(NAME, results, rerun, (*grid, *ECN)))
@@ -97,8 +105,8 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
         )
     report = Report(
         name=NAME,
-        title="Queue disciplines against ns-3 3.44's queue discs (issue 32)",
-        command=f"python -m analysis reproduce {NAME}   # needs ns-3: pip install -e '.[ns3]'",
+        title=TITLE,
+        command=COMMAND,
         header=[
             "queue",
             "Mb/s",

@@ -68,6 +68,15 @@ def test_the_cross_check_bounds_are_issue_32s():
     assert verdicts(dict(utilization=0.9, sojourn=1.9, rate=0.01), dict(ns3, sojourn=1.0))[1]
 
 
+@pytest.mark.skipif(importlib.util.find_spec("ns3") is not None, reason="ns-3 is installed here")
+def test_aqm_backends_without_ns3_says_so_and_runs_nothing(tmp_path):
+    report, plot = aqm_backends(str(tmp_path / "results"), False)
+    assert report.rows == [] and report.reading.startswith("Not run: ns-3 is not installed")
+    assert not (tmp_path / "results").exists()
+    plot()
+    plt.close("all")
+
+
 @pytest.mark.skipif(importlib.util.find_spec("ns3") is None, reason="ns-3 is not installed (pip install -e '.[ns3]')")
 def test_aqm_backends_pairs_every_point_on_both_simulators(tmp_path):
     grid = ("core_mbps=10", "tcp=sack", "flows=4", "buffer_policy.factor=1", "seed=1", "queue=red,codel")
