@@ -74,9 +74,9 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
     missing = BACKENDS["ns3"].missing()
     if missing:  # nothing to compare: say so, as a report, rather than fail `reproduce all`
-        reading = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
-        report = Report(name=NAME, title=TITLE, command=COMMAND, reading=reading)
-        return report, lambda: plt.figure().text(0.5, 0.5, reading, ha="center", wrap=True)
+        why = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
+        report = Report(name=NAME, title=TITLE, command=COMMAND, reading=why)
+        return report, lambda: plt.figure().text(0.5, 0.5, why, ha="center", wrap=True)
     rest = tuple(g for g in grid if not g.startswith("queue="))
     control = (*(g for g in rest if not g.startswith("core_mbps=")), *CONTROL)
     rc = max(sweep_cli(NAME, results, rerun, grid), sweep_cli(NAME, results, rerun, (*grid, *ECN)))
