@@ -39,7 +39,8 @@ METRICS = {
 
 
 def points(con: Any) -> dict[tuple, dict[str, dict[str, float]]]:
-    """Per point (KEYS), per backend, the seed means of METRICS over the seeds both backends ran."""
+    """Per point (KEYS), per backend, the seed means of METRICS over the seeds both backends ran, and
+    under "check" the point's `verdicts`."""
     cols = ", ".join(KEYS)
     aggs = ", ".join(f"{sql} AS {k}" for k, sql in METRICS.items())
     rows = con.execute(
@@ -53,7 +54,10 @@ def points(con: Any) -> dict[tuple, dict[str, dict[str, float]]]:
     for backend, *rest in rows:
         key, values = tuple(rest[: len(KEYS)]), rest[len(KEYS) :]
         out.setdefault(key, {})[backend] = dict(zip(METRICS, values))
-    return {k: v for k, v in out.items() if len(v) == 2}
+    paired = {k: v for k, v in out.items() if len(v) == 2}
+    for by in paired.values():
+        by["check"] = verdicts(by["engine"], by["ns3"])  # once per point: rows, reading and groups read it
+    return paired
 
 
 def verdicts(ours: dict[str, float], ns3: dict[str, float]) -> tuple[bool, bool | None, bool | None]:
@@ -85,7 +89,7 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
     rows = []
     for key, by in data.items():
         ours, ns3 = by["engine"], by["ns3"]
-        ok = verdicts(ours, ns3)
+        ok = by["check"]
         queue, ecn, mbps, tcp, flows, factor = key
         rows.append(
             [
@@ -130,9 +134,9 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
 def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
     if not data:
         return "No point ran on both simulators: ns-3 is missing (`pip install -e '.[ns3]'`)."
-    counts = {int(v["seeds"]) for by in data.values() for v in by.values()}
+    counts = {int(by[b]["seeds"]) for by in data.values() for b in ("engine", "ns3")}
     seeds = " to ".join(map(str, sorted({min(counts), max(counts)})))
-    checks = [verdicts(by["engine"], by["ns3"]) for by in data.values()]
+    checks = [by["check"] for by in data.values()]
     n = len(checks)
     util_ok = sum(c[0] for c in checks)
     delay_ok, delay_n = sum(c[1] is True for c in checks), sum(c[1] is not None for c in checks)
@@ -150,7 +154,7 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
         "the event count that most separates the two simulators' TCPs:\n\n"
     )
     for label, sel in groups(data).items():
-        miss = sum(not _ok(verdicts(by["engine"], by["ns3"])) for by in sel)
+        miss = sum(not _ok(by["check"]) for by in sel)
         rate = _median([by["engine"]["rate"] / by["ns3"]["rate"] for by in sel if by["ns3"]["rate"] > 0])
         delay = _median([by["engine"]["sojourn"] / by["ns3"]["sojourn"] for by in sel if by["ns3"]["sojourn"]])
         to = [sum(by[b]["timeouts"] for by in sel) / len(sel) for b in ("ns3", "engine")]
