@@ -11,7 +11,8 @@ What we map (everything else must keep its default, or its preset's, or the run 
 - tcp presets: `sack` = TcpNewReno with SACK; `newreno` = TcpNewReno without SACK (ns-3's no-SACK
   NewReno falls into a spurious-retransmission cycle after a timeout, ns3.md; compare `sack`);
   the Linux laws = TcpCubic (HyStart off, as Linux 2.6), TcpBic, TcpHighSpeed, TcpHtcp,
-  TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK. Recovery is ns-3's TcpClassicRecovery
+  TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK; CUBIC's beta, C, fast convergence and
+  TCP friendliness as TcpCubic's attributes (`LAW_ATTRIBUTES`). Recovery is ns-3's TcpClassicRecovery
   (window halving and NewReno-style inflation), not PRR; `tcp.recovery=sack` (ns-2's Sack1, the
   same RFC 6675 family) is accepted beside a law's preset recovery. ns-3 has no Reno: refused.
 - pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
@@ -58,6 +59,11 @@ SOCKET_TYPES = {
     "lp": ("TcpLp", True),
 }
 """Our tcp preset -> (ns-3's congestion-control TypeId, SACK)."""
+LAW_ATTRIBUTES = {
+    "cubic": {"beta": "Beta", "c": "C", "fast_convergence": "FastConvergence", "tcp_friendliness": "TcpFriendliness"},
+}
+"""A law's parameters -> its ns-3 TypeId's attributes (ns-3 3.44 tcp-cubic.cc). Mapped because the
+defaults differ: ns-3's TcpCubic has RFC 8312's beta 0.7, Linux 2.6's (ours) 819/1024."""
 MAPPED = (
     "tcp",
     "flows",
@@ -131,7 +137,8 @@ def check(cfg: SimConfig) -> None:
         raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
     # ns-3's recovery (TcpClassicRecovery over an RFC 6675 scoreboard) is what our `sack` recovery
     # models; a Linux law's own `linux` recovery (ns-2 TCP-Linux) is kept as its preset's default.
-    check_unmapped("ns3", row, MAPPED + (("tcp_recovery",) if row["tcp_recovery"] == "sack" else ()))
+    law = tuple(f"tcp_{k}" for k in LAW_ATTRIBUTES.get(row["tcp"], {}))
+    check_unmapped("ns3", row, MAPPED + law + (("tcp_recovery",) if row["tcp_recovery"] == "sack" else ()))
     if cfg.pkt_bytes <= HEADERS_BYTES:
         raise ValueError(
             f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), got {cfg.pkt_bytes}"
@@ -251,6 +258,10 @@ def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float]) -> Any:
         p.qdiscAttrNames.push_back(k)
         p.qdiscAttrValues.push_back(v)
     p.quantumBytes = int(row["queue_quantum_bytes"] or cfg.pkt_bytes) if row["queue"] == "fq_codel" else 0
+    for ours, theirs in LAW_ATTRIBUTES.get(row["tcp"], {}).items():
+        value = getattr(cfg.tcp, ours)
+        p.lawAttrNames.push_back(theirs)
+        p.lawAttrValues.push_back(("true" if value else "false") if isinstance(value, bool) else f"{value!r}")
     for x in rtts_ms:
         p.rttsMs.push_back(x)
     for x in starts_s:

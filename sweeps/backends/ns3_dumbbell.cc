@@ -67,6 +67,8 @@ struct Params
     std::vector<std::string> qdiscAttrNames;   // the qdisc's attributes, set as defaults
     std::vector<std::string> qdiscAttrValues;
     uint32_t quantumBytes;                     // FqCoDel's quantum (0: not FqCoDel)
+    std::vector<std::string> lawAttrNames;     // the socketType's attributes, set as defaults
+    std::vector<std::string> lawAttrValues;
     std::vector<double> rttsMs;
     std::vector<double> startsS;
 };
@@ -293,6 +295,8 @@ SetTcpDefaults(const Params& p)
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cap));
     // Linux 2.6's CUBIC, as our `cubic` preset: no HyStart.
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    for (size_t i = 0; i < p.lawAttrNames.size(); i++)
+        Config::SetDefault(p.socketType + "::" + p.lawAttrNames[i], StringValue(p.lawAttrValues[i]));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(p.ecn ? "On" : "Off"));
 }
 

@@ -223,6 +223,15 @@ REFERENCE: dict[str, dict[str, Any]] = {
     ),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
+    # Added with 0.15.0: queue disciplines, dropping and marking (ECN senders hold the window in CWR).
+    "fq_codel": dict(tcp="sack", queue="fq_codel", flows=20, buffer_pkts=60, **_DUMB),
+    "codel_ecn": dict(
+        tcp=dict(cc="cubic", recovery="sack", ecn=True),
+        queue=dict(name="codel", ecn=True),
+        flows=20,
+        buffer_pkts=60,
+        **_DUMB,
+    ),
 }
 
 NULL_WAS_NAN = {

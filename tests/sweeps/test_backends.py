@@ -353,6 +353,28 @@ def test_ns3_runs_sack_newreno_beside_the_engine_in_one_process():
     assert len(first.details["timeseries"]) == 300 and len(first.details["flows"]) == 10
 
 
+@NO_NS3
+def test_ns3_cubic_takes_our_beta():
+    """ns-3's TcpCubic defaults to beta 0.7, ours (Linux 2.6) to 819/1024: the backend passes ours.
+    One CUBIC flow over 10 Mb/s, a 20-packet buffer: a deeper cut (0.5) costs utilization on both."""
+    runs = {}
+    for beta in (sim.SimConfig(tcp="cubic").tcp.beta, 0.5):
+        cfg = sim.SimConfig(
+            tcp={"cc": "cubic", "recovery": "sack", "beta": beta},
+            flows=1,
+            core_mbps=10.0,
+            rtt_ms=100.0,
+            buffer_pkts=20,
+            wmax_pkts=10000,
+            duration_s=30.0,
+            warmup_s=10.0,
+        )
+        runs[beta] = (ns3.run(cfg).metrics["utilization"], sim.run(cfg).metrics()["utilization"])
+    (theirs_08, ours_08), (theirs_05, ours_05) = runs.values()
+    assert theirs_08 - theirs_05 > 0.04, runs
+    assert abs(theirs_08 - ours_08) < 0.02 and abs(theirs_05 - ours_05) < 0.02, runs
+
+
 def test_ns3_refuses_the_queue_settings_its_queue_discs_cannot_mirror():
     for queue, key in (
         ({"name": "red", "bytes": True}, "queue.bytes"),

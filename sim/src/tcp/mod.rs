@@ -42,6 +42,9 @@ pub struct TcpState {
     pub last_action: CwndAction,
     /// The receiver's window cap.
     pub wmax: f64,
+    /// ECN's CWR: the window was cut for an ECE and does not grow until an ACK passes the data
+    /// then outstanding (Linux `tcp_may_raise_cwnd`, ns-3 `CA_CWR`).
+    pub cwr: bool,
 }
 
 impl TcpState {
@@ -57,6 +60,7 @@ impl TcpState {
             recover: -1,
             last_action: CwndAction::None,
             wmax,
+            cwr: false,
         }
     }
 
@@ -283,6 +287,9 @@ macro_rules! window_laws {
             }
             #[inline]
             fn on_ack(&mut self, st: &mut TcpState, ack: &Ack) {
+                if st.cwr {
+                    return; // no law grows the window in CWR, as no Linux module's cong_avoid runs
+                }
                 match self { $(AnyLaw::$law(l) => l.on_ack(st, ack),)* }
             }
             #[inline]

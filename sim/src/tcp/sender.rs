@@ -157,6 +157,14 @@ impl SenderCore {
     }
 
     /// The window (and the transfer's size) allow the next packet.
+    /// CWR ends with the first ACK beyond the data outstanding when it began (ns-3's
+    /// `ackNumber > m_recover`), before that ACK is processed, so it may grow the window.
+    fn end_cwr(&mut self, ackno: i64) {
+        if self.st.cwr && ackno > self.ecn_recover {
+            self.st.cwr = false;
+        }
+    }
+
     pub fn can_send(&self) -> bool {
         self.st.t_seqno <= self.st.highest_ack + self.st.window() && self.st.t_seqno < self.size_pkts
     }
@@ -326,6 +334,7 @@ impl TcpSender {
         if ackno < c.st.highest_ack {
             return; // an old ACK, reordered behind newer ones: nothing to learn
         }
+        c.end_cwr(ackno);
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
             if ackno >= seq && ackno > c.st.highest_ack {
@@ -410,6 +419,7 @@ impl TcpSender {
     fn fast_retransmit(&mut self, now: Time, out: &mut Vec<i64>) {
         let c = &mut self.core;
         c.stats.fast_retransmits += 1;
+        c.st.cwr = false; // loss recovery supersedes CWR, as ns-3's CA_RECOVERY and Linux's
         c.st.recover = c.st.maxseq;
         c.st.last_action = CwndAction::DupAck;
         self.law.on_fast_retransmit(&mut c.st, now);
@@ -428,16 +438,19 @@ impl TcpSender {
         self.core.p.ecn
     }
 
-    /// An ACK carrying ECE arrives (before its `on_ack_*`): RFC 3168 section 6.1.2, the window law
-    /// reduces as for a loss unless it already did within this window (for ECE or a loss), and
-    /// nothing is retransmitted. Only ECN senders get ECE.
-    pub fn on_ece(&mut self, now: Time) {
+    /// An ACK carrying ECE arrives (before its `on_ack_*`): RFC 3168 section 6.1.2, as ns-3's
+    /// `TcpSocketBase` does it. An ACK of new data outside CWR and loss recovery makes the window
+    /// law reduce as for a loss, with nothing retransmitted, and enters CWR: the window holds
+    /// until an ACK passes the data outstanding now. Only ECN senders get ECE.
+    pub fn on_ece(&mut self, now: Time, ackno: i64) {
         let c = &mut self.core;
-        if c.st.highest_ack <= c.ecn_recover.max(c.st.recover) {
+        c.end_cwr(ackno);
+        if ackno <= c.st.highest_ack || c.st.cwr || c.st.highest_ack <= c.st.recover {
             return;
         }
         c.stats.ecn_reductions += 1;
         self.law.on_fast_retransmit(&mut c.st, now);
+        c.st.cwr = true;
         c.ecn_recover = c.st.maxseq;
         c.cwr_pending = true;
     }
@@ -455,6 +468,7 @@ impl TcpSender {
             _ => return false,
         }
         c.stats.timeouts += 1;
+        c.st.cwr = false;
         c.st.dupwnd = 0;
         c.st.dupacks = 0;
         c.st.recover = c.st.maxseq;
@@ -578,6 +592,70 @@ mod tests {
             }
         }
         panic!("no progress");
+    }
+
+    /// An ECN path of 100 ms RTT, 1 ms between packets, that marks CE on the sequences in
+    /// `marks` (the receiver echoes ECE until CWR); returns (ackno, cwnd after it, reductions)
+    /// per ACK until `until` is acked.
+    fn drive_ecn(mut s: TcpSender, marks: &[i64], until: i64) -> Vec<(i64, f64, u64)> {
+        const GAP: Time = 1_000_000_000;
+        let mut r = TcpReceiver::new(false, 0);
+        let mut wire: VecDeque<(Time, i64, bool)> = VecDeque::new(); // (arrival, seq, CWR)
+        let mut acks: VecDeque<(Time, i64, bool)> = VecDeque::new(); // (arrival, ackno, ECE)
+        let (mut out, mut log, mut last_tx) = (Vec::new(), Vec::new(), 0);
+        s.start(0, &mut out);
+        while s.st().highest_ack < until {
+            for seq in out.drain(..) {
+                last_tx += GAP;
+                wire.push_back((last_tx + RTT / 2, seq, s.take_cwr()));
+            }
+            let next_data = wire.front().map(|w| w.0).unwrap_or(Time::MAX);
+            let next_ack = acks.front().map(|a| a.0).unwrap_or(Time::MAX);
+            if next_data <= next_ack {
+                let (now, seq, cwr) = wire.pop_front().expect("the path stalled");
+                last_tx = last_tx.max(now);
+                r.on_ecn(marks.contains(&seq), cwr);
+                if let (Some(a), _) = r.on_data(now, seq) {
+                    acks.push_back((now + RTT / 2, a, r.ece));
+                }
+            } else {
+                let (now, a, ece) = acks.pop_front().unwrap();
+                last_tx = last_tx.max(now);
+                if ece {
+                    s.on_ece(now, a);
+                }
+                s.on_ack(now, a, &mut out);
+                log.push((a, s.st().cwnd, s.stats().ecn_reductions));
+            }
+        }
+        log
+    }
+
+    /// RFC 3168 6.1.2 as ns-3 and Linux do it: one cut for the marks of a window, no growth in
+    /// CWR (until an ACK passes what was outstanding at the cut), growth after it, and a second
+    /// cut for a mark in a later window.
+    fn check_ecn_response(s: TcpSender) {
+        let log = drive_ecn(s, &[20, 22, 90], 150);
+        let cut = log.iter().position(|e| e.2 == 1).expect("the mark at 20 cuts the window");
+        let (before, after) = (log[cut - 1].1, log[cut].1);
+        assert!(after < 0.9 * before, "cut from {before} to {after}");
+        let held = log[cut..].iter().take_while(|e| e.1 == after).count();
+        assert!(held >= before as usize - 2, "cwnd held at {after} for {held} ACKs, about a window ({before})");
+        let second = log.iter().position(|e| e.2 == 2).expect("the mark at 90 cuts again");
+        assert!(log[second - 1].1 > after, "the window grew after CWR");
+        assert!(log[second - 1].0 >= 89, "22 was in the first cut's window, so no cut before 90's ACK");
+        assert_eq!(log.last().unwrap().2, 2);
+    }
+
+    #[test]
+    fn ece_cuts_once_per_window_and_the_window_holds_through_cwr() {
+        for (name, sender) in [("sack", make("sack")), ("cubic, linux recovery", linux("cubic"))] {
+            let mut s = sender;
+            s.core.p.ecn = true;
+            s.core.st.ssthresh = 10.0; // congestion avoidance from the start
+            eprintln!("{name}");
+            check_ecn_response(s);
+        }
     }
 
     #[test]

@@ -637,7 +637,7 @@ impl<'c> World<'c> {
             }
             Kind::Ack => {
                 if pkt.flag() {
-                    self.conns.senders[f].on_ece(self.now);
+                    self.conns.senders[f].on_ece(self.now, pkt.seq);
                 }
                 if self.conns.conn[f].sack || self.conns.conn[f].stamps {
                     let opts = self.conns.ack_opts[f].pop_front().expect("an ACK was sent");
