@@ -23,9 +23,13 @@ What we map (everything else must keep its default, or its preset's, or the run 
 - queue (the bottleneck's discipline; `qdisc_attributes`): red, codel, pie and fq_codel as ns-3's
   RedQueueDisc, CoDelQueueDisc, PieQueueDisc and FqCoDelQueueDisc with our parameters, and step
   as RedQueueDisc with QW=1 and MinTh=MaxTh=k_pkts, a forced mark (ns3.md); tcp.ecn as
-  TcpSocketBase::UseEcn. The qdisc sits above a 1-packet device queue (ns-3 queues in a qdisc only
-  when the device pushes back) and holds buffer_pkts - 1, so that both hold buffer_pkts as the
-  DropTailQueue does; its sojourn times leave out the wait in the device queue (docs/fidelity.md)."""
+  TcpSocketBase::UseEcn. fq_codel only with `backlog_test: flow` (ns-3 tests each flow's own
+  queue; preset `queue=fq_codel_ns3`). The qdisc sits above a 1-packet device queue (ns-3 queues
+  in a qdisc only when the device pushes back) and holds buffer_pkts - 2, so that with the device
+  queue and the packet in transmission all hold buffer_pkts; its sojourn times leave out the wait
+  in the device queue (docs/fidelity.md).
+- buffer_pkts and access_buffer_pkts count the packet in transmission, as ours and ns-2's do: the
+  device's DropTailQueue, which holds only the waiting ones, gets MaxSize = buffer_pkts - 1."""
 
 from __future__ import annotations
 
@@ -110,6 +114,7 @@ MAPPED = (
     "queue_flows",
     "queue_quantum_bytes",
     "queue_drop_batch_pkts",
+    "queue_backlog_test",
     "queue_k_pkts",
 )
 """Config columns (sim.result.config_row) the scenario mirrors."""
@@ -147,6 +152,11 @@ def check(cfg: SimConfig) -> None:
         raise ValueError(f"tcp.init_cwnd_pkts: ns-3 takes whole segments, got {row['tcp_init_cwnd_pkts']}")
     if row["queue_bytes"]:
         raise ValueError("queue.bytes: the ns3 backend supports only packet mode (false), got True")
+    if row["queue"] == "fq_codel" and row["queue_backlog_test"] != "flow":
+        raise ValueError(
+            f"queue.backlog_test: the ns3 backend supports only 'flow' (FqCoDelQueueDisc tests each flow's own "
+            f"backlog; queue=fq_codel_ns3), got {row['queue_backlog_test']!r}"
+        )
     if row["queue"] == "step" and row["queue_k_pkts"] < 2:
         raise ValueError(
             f"queue.k_pkts: the ns3 backend needs >= 2 (its RED marks only above one queued packet), "
@@ -159,8 +169,8 @@ def qdisc_attributes(cfg: SimConfig) -> tuple[str, dict[str, str]]:
     for cfg's queue; ("", {}) for droptail, which stays the device's DropTailQueue. Attribute
     names: ns-3 3.44's src/traffic-control/model/*-queue-disc.cc."""
     q, pkt = cfg.queue, cfg.pkt_bytes
-    # The 1-packet device queue below the qdisc holds one of the buffer's packets.
-    limit = {"MaxSize": f"{max(int(cfg.buffer_pkts) - 1, 1)}p"}
+    # Below the qdisc, the device queue holds one packet and the device the one it transmits.
+    limit = {"MaxSize": f"{max(int(cfg.buffer_pkts) - 2, 1)}p"}
     mean_pkt = str(getattr(q, "mean_pkt_bytes", None) or pkt)
     red_base = {**limit, "MeanPktSize": mean_pkt, "LinkBandwidth": f"{cfg.core_mbps * 1e6:.0f}bps"}
     red_base |= {"ARED": "false", "AdaptMaxP": "false", "FengAdaptive": "false", "NLRED": "false"}
@@ -207,6 +217,8 @@ def qdisc_attributes(cfg: SimConfig) -> tuple[str, dict[str, str]]:
             "UseEcn": on[q.ecn],
             "Perturbation": "0",
             "EnableSetAssociativeHash": "false",
+            # Each flow's CoDelQueueDisc takes its defaults: the one-packet test as for codel.
+            "ns3::CoDelQueueDisc::MinBytes": str(pkt + 1),
         }
     return "", {}
 

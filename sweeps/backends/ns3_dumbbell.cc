@@ -300,13 +300,25 @@ SetTcpDefaults(const Params& p)
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(p.ecn ? "On" : "Off"));
 }
 
+// A buffer of n packets (ours and ns-2's count the one being transmitted) as a device queue's
+// MaxSize, which counts only those waiting; at least 1.
+static uint32_t
+Waiting(uint32_t n)
+{
+    return n > 1 ? n - 1 : 1;
+}
+
 // The bottleneck's qdisc on r0's device; the reverse (ACK) direction keeps none.
 static void
 InstallQdisc(const Params& p, NetDeviceContainer& coreDevs)
 {
     TrafficControlHelper().Uninstall(coreDevs); // the FqCoDel that Ipv4AddressHelper::Assign put there
     for (size_t i = 0; i < p.qdiscAttrNames.size(); i++)
-        Config::SetDefault(p.qdisc + "::" + p.qdiscAttrNames[i], StringValue(p.qdiscAttrValues[i]));
+    {
+        const std::string& name = p.qdiscAttrNames[i]; // relative to the qdisc, or a full ns3:: path
+        Config::SetDefault(name.rfind("ns3::", 0) == 0 ? name : p.qdisc + "::" + name,
+                           StringValue(p.qdiscAttrValues[i]));
+    }
     TrafficControlHelper tch;
     tch.SetRootQueueDisc(p.qdisc);
     g->qdisc = tch.Install(coreDevs.Get(0)).Get(0);
@@ -338,7 +350,8 @@ BuildDumbbell(const Params& p, NodeContainer& senders, Ptr<Node>& receiver, std:
     core.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(big)));
     NetDeviceContainer coreDevs = core.Install(routers.Get(0), routers.Get(1));
     g->queue = DynamicCast<PointToPointNetDevice>(coreDevs.Get(0))->GetQueue();
-    g->queue->SetMaxSize(QueueSize(Pkts(p.qdisc.empty() ? p.bufferPkts : 1)));
+    // The device dequeues the packet it transmits, so MaxSize waits beside it: buffer_pkts - 1.
+    g->queue->SetMaxSize(QueueSize(Pkts(p.qdisc.empty() ? Waiting(p.bufferPkts) : 1)));
     addr.Assign(coreDevs);
     addr.NewNetwork();
     if (!p.qdisc.empty())
@@ -362,7 +375,7 @@ BuildDumbbell(const Params& p, NodeContainer& senders, Ptr<Node>& receiver, std:
         access.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(big)));
         NetDeviceContainer d = access.Install(senders.Get(i), routers.Get(0));
         if (p.accessMbps > 0)
-            DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue()->SetMaxSize(QueueSize(Pkts(p.accessBufferPkts)));
+            DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue()->SetMaxSize(QueueSize(Pkts(Waiting(p.accessBufferPkts))));
         addr.Assign(d);
         addr.NewNetwork();
     }

@@ -379,12 +379,14 @@ def test_ns3_refuses_the_queue_settings_its_queue_discs_cannot_mirror():
     for queue, key in (
         ({"name": "red", "bytes": True}, "queue.bytes"),
         ({"name": "step", "k_pkts": 1}, "queue.k_pkts"),
+        ({"name": "fq_codel"}, "queue.backlog_test"),
     ):
         cfg = dataclasses.replace(with_ecn(sim.SimConfig(tcp="sack"), True), queue=queue)
         with pytest.raises(ValueError, match=rf"^{key}: the ns3 backend"):
             ns3.check(cfg)
     _, attrs = ns3.qdisc_attributes(sim.SimConfig(tcp="sack", queue={"name": "red", "max_p": 0.1}, buffer_pkts=50))
-    assert attrs["LInterm"] == "10" and attrs["MaxSize"] == "49p"  # 1 / max_p; the device queue holds one
+    # 1 / max_p; the device queue holds one packet and the device transmits another
+    assert attrs["LInterm"] == "10" and attrs["MaxSize"] == "48p"
 
 
 def with_ecn(cfg: sim.SimConfig, ecn: bool) -> sim.SimConfig:
@@ -405,6 +407,8 @@ def test_ns3_queue_discs_agree_with_the_engine(queue, ecn):
     q = {"name": queue, **({"ecn": True} if ecn and queue != "step" else {})}
     if queue == "step":
         q["k_pkts"] = 20
+    if queue == "fq_codel":
+        q["backlog_test"] = "flow"
     cfg = sim.SimConfig(
         tcp="sack",
         flows=10,

@@ -62,12 +62,13 @@ def snapshot(path):
             ">= 0",
         ),
         # Issue 32: queue disciplines and ECN.
-        (["-m", "queue=droptail,blue"], "queue", "allowed: codel, droptail, fq_codel, pie, red, step"),
+        (["-m", "queue=droptail,blue"], "queue", "allowed: codel, droptail, fq_codel, fq_codel_ns3, pie, red, step"),
         (["queue=codel", "queue.target_ms=0"], "queue.target_ms", "> 0"),
         (["queue=red", "queue.min_th=15", "queue.max_th=10"], "queue.max_th", "> min_th"),
         (["queue=red", "queue.max_p=1.5"], "queue.max_p", "(0, 1]"),
         (["queue=pie", "queue.t_update_ms=-15"], "queue.t_update_ms", "> 0"),
         (["queue=fq_codel", "queue.flows=0"], "queue.flows", "[1,"),
+        (["queue=fq_codel", "queue.backlog_test=queue"], "queue.backlog_test", "qdisc, flow"),
         (["queue=codel", "queue.ecn=true"], "queue.ecn", "set tcp.ecn=true"),
         (["queue=step"], "queue", "set tcp.ecn=true"),
         # Issue 17: backends. An unknown one, and a field a backend cannot mirror (checked before

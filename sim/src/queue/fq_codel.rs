@@ -5,15 +5,16 @@
 //!
 //! The hash is a fixed mix of the packet's kind and connection (or source) id, so runs are
 //! reproducible (Linux salts a 5-tuple hash at boot; ns-3's Perturbation defaults to 0). As
-//! Linux, CoDel's "more than a packet queued" test counts every flow's bytes, and a batch drop
-//! adds its size to the fat flow's CoDel count (ns-3 does neither). `ecn` defaults to off here
+//! Linux, CoDel's "more than a packet queued" test counts every flow's bytes by default
+//! (`backlog_test: qdisc`; ns-3's per-flow CoDel counts its own queue's, `flow`), and a batch
+//! drop adds its size to the fat flow's CoDel count (ns-3 does not). `ecn` defaults to off here
 //! (Linux and ns-3: on) so that `queue=fq_codel` runs with senders that are not ECN-capable.
 
 use super::codel::CodelVars;
 use super::droptail::Fifo;
 use super::{ecn_param, Cause, Discipline, Limit, LinkInfo, QueueDiscipline, QueueEntry, Verdicts};
 use crate::packet::Packet;
-use crate::params::{int_in, opt, positive, ConfigError, Param, Value, VariantDef};
+use crate::params::{int_in, one_of, opt, positive, ConfigError, Param, Value, VariantDef};
 use crate::time::Time;
 use std::collections::VecDeque;
 
@@ -32,7 +33,14 @@ crate::params! {
         drop_batch_pkts: i64 = 64, unit "pkts", check int_in(1, 1 << 20);
         /// Mark ECN-capable packets CE instead of dropping them early (tcp.ecn=true).
         ecn: bool = false;
+        /// Whose bytes CoDel's "more than one packet queued" test counts: the whole qdisc's
+        /// (Linux `sch_fq_codel.c`) or the dequeuing flow's own (ns-3 `FqCoDelQueueDisc`).
+        backlog_test: String = "qdisc".to_string(), unit "", check one_of(backlog_tests);
     }
+}
+
+pub fn backlog_tests() -> Vec<&'static str> {
+    vec!["qdisc", "flow"]
 }
 
 pub const ENTRY: QueueEntry = QueueEntry {
@@ -75,6 +83,7 @@ fn make(v: &Value, limit: Limit, link: &LinkInfo) -> Discipline {
         limit,
         len: 0,
         bytes: 0,
+        whole_backlog: p.backlog_test == "qdisc",
     })
 }
 
@@ -96,6 +105,8 @@ pub struct FqCodel {
     /// Packets and bytes queued in all flows.
     len: usize,
     bytes: u64,
+    /// `backlog_test: qdisc`: CoDel's one-packet test counts every flow's bytes.
+    whole_backlog: bool,
 }
 
 impl FqCodel {
@@ -174,7 +185,8 @@ impl QueueDiscipline for FqCodel {
                 continue;
             }
             let (len, bytes) = (f.fifo.len(), f.fifo.bytes());
-            let pkt = f.codel.dequeue(&mut f.fifo, self.bytes - bytes, now, out);
+            let others = if self.whole_backlog { self.bytes - bytes } else { 0 };
+            let pkt = f.codel.dequeue(&mut f.fifo, others, now, out);
             self.len -= len - f.fifo.len();
             self.bytes -= bytes - f.fifo.bytes();
             match pkt {
@@ -219,9 +231,37 @@ mod tests {
     use crate::packet::Kind;
 
     fn fq(limit: u64) -> FqCodel {
+        fq_with(limit, vec![])
+    }
+
+    fn fq_with(limit: u64, params: Vec<(&str, Value)>) -> FqCodel {
         let link = LinkInfo { rate_bps: 8e6, pkt_bytes: 1000, seed: 1, link: 0 };
-        let Discipline::FqCodel(q) = make(&Value::map(vec![]), Limit::Packets(limit), &link) else { unreachable!() };
+        let Discipline::FqCodel(q) = make(&Value::map(params), Limit::Packets(limit), &link) else { unreachable!() };
         q
+    }
+
+    /// Flow 1 never has more than one packet queued, but each waits 19 ms (above the 5-ms target
+    /// for 0.6 s) while flow 2's queue grows: Linux's test (the qdisc's backlog) lets CoDel drop
+    /// flow 1's packets, ns-3's (the flow's own) never does.
+    #[test]
+    fn the_backlog_test_counts_the_qdisc_or_the_flow() {
+        let flow1_drops = |test: &str| {
+            let mut q = fq_with(1000, vec![("backlog_test", Value::str(test))]);
+            let mut out = Verdicts::default();
+            let ms = 1_000_000_000; // Time is in ps
+            for k in 0..30 {
+                let t = k * 20 * ms;
+                q.enqueue(pkt(1, 1000), t, &mut out);
+                q.enqueue(pkt(2, 1000), t, &mut out);
+                q.enqueue(pkt(2, 1000), t, &mut out);
+                for _ in 0..2 {
+                    q.dequeue(t + 19 * ms, &mut out);
+                }
+            }
+            out.dropped.iter().filter(|(p, _)| p.flow == 1).count()
+        };
+        assert!(flow1_drops("qdisc") > 0);
+        assert_eq!(flow1_drops("flow"), 0);
     }
 
     fn pkt(flow: usize, bytes: u16) -> Packet {
