@@ -38,17 +38,19 @@ METRICS = {
 }
 
 
-def points(con: Any) -> dict[tuple, dict[str, dict[str, float]]]:
-    """Per point (KEYS), per backend, the seed means of METRICS over the seeds both backends ran, and
-    under "check" the point's `verdicts`."""
+def points(con: Any, ns3_version: str) -> dict[tuple, dict[str, dict[str, float]]]:
+    """Per point (KEYS), per backend, the seed means of METRICS over the seeds both backends ran
+    (ns-3's runs of `ns3_version` only: the scenario's digest is in it), and under "check" the
+    point's `verdicts`."""
     cols = ", ".join(KEYS)
     aggs = ", ".join(f"{sql} AS {k}" for k, sql in METRICS.items())
     rows = con.execute(
-        f"""WITH ok AS (SELECT * FROM runs WHERE name = ? AND status = 'ok'),
+        f"""WITH ok AS (SELECT * FROM runs WHERE name = ? AND status = 'ok'
+                        AND (backend = 'engine' OR backend_version = ?)),
             paired AS (SELECT config_id FROM ok GROUP BY config_id HAVING count(DISTINCT backend) = 2)
         SELECT backend, {cols}, {aggs} FROM ok WHERE config_id IN (SELECT config_id FROM paired)
         GROUP BY ALL ORDER BY ALL""",
-        [NAME],
+        [NAME, ns3_version],
     ).fetchall()
     out: dict[tuple, dict[str, dict[str, float]]] = {}
     for backend, *rest in rows:
@@ -85,7 +87,7 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
     control = (*(g for g in rest if not g.startswith("core_mbps=")), *CONTROL)
     rc = max(sweep_cli(NAME, results, rerun, grid), sweep_cli(NAME, results, rerun, (*grid, *ECN)))
     rc = max(rc, sweep_cli(NAME, results, rerun, control))
-    data = points(stored(results, None, NAME))
+    data = points(stored(results, None, NAME), BACKENDS["ns3"].version())
     rows = []
     for key, by in data.items():
         ours, ns3 = by["engine"], by["ns3"]
