@@ -208,7 +208,26 @@ impl SimConfig {
         }
         self.check_delays(&net)?;
         self.check_marking(&net)?;
+        self.check_ecn_laws()?;
         Ok(net)
+    }
+
+    /// A law that needs ECN marks (DCTCP) needs ECN senders: without them it would be Reno.
+    fn check_ecn_laws(&self) -> Result<(), ConfigError> {
+        if self.tcp.common().ecn {
+            return Ok(());
+        }
+        let mixed = self.tcp_mix.as_deref().map(crate::tcp::mix::parse).and_then(Result::ok).unwrap_or_default();
+        let laws = std::iter::once(self.tcp.0.variant)
+            .chain(mixed.iter().filter_map(|g| TcpConfig::parse(&Value::str(&g.name)).ok()).map(|t| t.0.variant))
+            .chain(self.traffic.iter().map(|g| g.tcp_or(&self.tcp).0.variant));
+        match laws.into_iter().find(|law| *law == "dctcp") {
+            None => Ok(()),
+            Some(law) => Err(ConfigError::at(
+                "tcp.ecn",
+                format!("{law} reacts to ECN marks: set tcp.ecn=true (with a marking queue, e.g. queue=step)"),
+            )),
+        }
     }
 
     /// A queue that marks ECN needs ECN senders: refused rather than warned, since it would

@@ -22,7 +22,7 @@ def parking_lot(**params):
         (
             {"tcp": "vegas"},
             "tcp",
-            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, paced, poisson",
+            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, dctcp, paced, poisson",
         ),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),

@@ -223,8 +223,20 @@ REFERENCE: dict[str, dict[str, Any]] = {
     ),
     # Added with 0.7.0: CUBIC through timeouts (its packets-per-ACK estimate is frozen outside Open).
     "cubic_timeouts": dict(tcp="cubic", flows=20, buffer_pkts=3, **_DUMB),
-    # Added with 0.15.0: queue disciplines, dropping and marking (ECN senders hold the window in CWR).
+    # Added with 0.15.0: queue disciplines, dropping and marking (ECN senders hold the window in CWR),
+    # and DCTCP (its receiver echoes CE per packet, through delayed ACKs).
     "fq_codel": dict(tcp="sack", queue="fq_codel", flows=20, buffer_pkts=60, **_DUMB),
+    "dctcp": dict(
+        tcp=dict(cc="dctcp", recovery="sack", ecn=True, delayed_ack=True, delack_ms=1),
+        queue=dict(name="step", k_pkts=8),
+        flows=8,
+        buffer_pkts=100,
+        core_mbps=200,
+        rtt_ms=1,
+        wmax_pkts=1000,
+        duration_s=2,
+        warmup_s=0.5,
+    ),
     "codel_ecn": dict(
         tcp=dict(cc="cubic", recovery="sack", ecn=True),
         queue=dict(name="codel", ecn=True),

@@ -69,6 +69,7 @@ def snapshot(path):
         (["queue=pie", "queue.t_update_ms=-15"], "queue.t_update_ms", "> 0"),
         (["queue=fq_codel", "queue.flows=0"], "queue.flows", "[1,"),
         (["queue=fq_codel", "queue.backlog_test=queue"], "queue.backlog_test", "qdisc, flow"),
+        (["tcp=dctcp"], "tcp.ecn", "set tcp.ecn=true"),
         (["queue=codel", "queue.ecn=true"], "queue.ecn", "set tcp.ecn=true"),
         (["queue=step"], "queue", "set tcp.ecn=true"),
         # Issue 17: backends. An unknown one, and a field a backend cannot mirror (checked before

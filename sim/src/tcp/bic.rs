@@ -176,7 +176,7 @@ mod tests {
         for i in 0..acks {
             let t = start_s + 0.1 * i as f64 / acks as f64;
             let ev =
-                AckEvent { now: from_secs(t), acked_pkts: 2, srtt_s: Some(0.1), sacked: false, open: true, echo: None };
+                AckEvent { now: from_secs(t), acked_pkts: 2, srtt_s: Some(0.1), sacked: false, open: true, echo: None, ece: false };
             law.on_ack_event(st, &ev);
             law.on_ack(st, &Ack { now: from_secs(t), acked_pkts: 2, rtt_sample_s: None });
         }

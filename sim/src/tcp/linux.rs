@@ -120,7 +120,7 @@ mod tests {
     use super::*;
 
     fn ev(acked_pkts: i64, open: bool) -> AckEvent {
-        AckEvent { now: 0, acked_pkts, srtt_s: None, sacked: false, open, echo: None }
+        AckEvent { now: 0, acked_pkts, srtt_s: None, sacked: false, open, echo: None, ece: false }
     }
 
     #[test]

@@ -203,6 +203,7 @@ mod tests {
             sacked: false,
             open: true,
             echo: Some(echo),
+            ece: false,
         };
         law.on_ack_event(st, &ev);
         law.on_ack(st, &Ack { now: ev.now, acked_pkts: 1, rtt_sample_s: None });

@@ -117,6 +117,8 @@ pub struct AckEvent {
     pub open: bool,
     /// The timestamps it echoes, for laws that ask for them (`WindowLaw::wants_timestamps`).
     pub echo: Option<Echo>,
+    /// The ACK carried ECE (Linux's FLAG_ECE, whose ACKed packets count in `delivered_ce`).
+    pub ece: bool,
 }
 
 /// An ACK's timestamps (RFC 7323), in the one clock of the simulation.
@@ -149,6 +151,16 @@ pub trait WindowLaw: Send {
     fn on_fast_retransmit(&mut self, st: &mut TcpState, now: Time);
     /// A retransmission timeout: set ssthresh and cwnd.
     fn on_timeout(&mut self, st: &mut TcpState, now: Time);
+    /// An ECE that starts CWR: set ssthresh and cwnd (RFC 3168: as for a loss; Linux calls the
+    /// same `ssthresh` hook, which DCTCP answers with its own cut).
+    fn on_ece(&mut self, st: &mut TcpState, now: Time) {
+        self.on_fast_retransmit(st, now);
+    }
+    /// The receiver echoes each packet's CE exactly (DCTCP, RFC 8257 section 3.2) instead of
+    /// RFC 3168's ECE-until-CWR.
+    fn echoes_ce_exactly(&self) -> bool {
+        false
+    }
 }
 
 /// What a new cumulative ACK meant to loss recovery.
@@ -300,6 +312,14 @@ macro_rules! window_laws {
             fn on_timeout(&mut self, st: &mut TcpState, now: Time) {
                 match self { $(AnyLaw::$law(l) => l.on_timeout(st, now),)* }
             }
+            #[inline]
+            fn on_ece(&mut self, st: &mut TcpState, now: Time) {
+                match self { $(AnyLaw::$law(l) => l.on_ece(st, now),)* }
+            }
+            #[inline]
+            fn echoes_ce_exactly(&self) -> bool {
+                match self { $(AnyLaw::$law(l) => l.echoes_ce_exactly(),)* }
+            }
         }
 
         /// The window laws (`tcp.cc`).
@@ -317,6 +337,7 @@ window_laws! {
     htcp::Htcp,
     westwood::Westwood,
     lp::Lp,
+    dctcp::Dctcp,
 }
 
 pub use recovery::{AnyRecovery, RecoveryEntry, RECOVERIES};
@@ -428,6 +449,11 @@ pub static TCP: UnionDef = UnionDef {
             name: "lp",
             doc: "TCP-LP with timestamps, as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
             set: &[("cc", "lp"), ("recovery", "linux"), ("release", "window")],
+        },
+        PresetDef {
+            name: "dctcp",
+            doc: "DCTCP (RFC 8257) with SACK recovery; needs tcp.ecn=true and a marking queue (queue=step)",
+            set: &[("cc", "dctcp"), ("recovery", "sack"), ("release", "window")],
         },
         PresetDef {
             name: "paced",

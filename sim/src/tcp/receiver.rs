@@ -44,8 +44,10 @@ pub struct TcpReceiver {
     pub last_arrival_seq: i64,
     /// New in-order packets delivered to the application.
     pub delivered: u64,
-    /// ECN: ACKs carry ECE from a CE mark until a CWR arrives (RFC 3168 section 6.1.3).
+    /// ECN: ACKs carry ECE from a CE mark until a CWR arrives (RFC 3168 section 6.1.3), or, with
+    /// `exact_ce`, while the last packet was CE (DCTCP's receiver, RFC 8257 section 3.2).
     pub ece: bool,
+    exact_ce: bool,
 }
 
 impl TcpReceiver {
@@ -62,7 +64,24 @@ impl TcpReceiver {
             last_arrival_seq: -1,
             delivered: 0,
             ece: false,
+            exact_ce: false,
         }
+    }
+
+    /// DCTCP's receiver: ECE echoes the CE state of the packets acknowledged (`ce_changes`).
+    pub fn echoing_ce_exactly(mut self) -> Self {
+        self.exact_ce = true;
+        self
+    }
+
+    /// DCTCP's receiver (RFC 8257 section 3.2, Linux `dctcp_ece_ack_update`): a data packet whose
+    /// CE differs from the state so far, with an ACK owed (delayed), first sends that ACK, with
+    /// the old state; returns it. The caller sends it before `on_ecn`.
+    pub fn ce_changes(&mut self, ce: bool) -> Option<i64> {
+        if !self.exact_ce || ce == self.ece {
+            return None;
+        }
+        self.delack_deadline.take().map(|_| self.ack_no())
     }
 
     fn ack_no(&self) -> i64 {
@@ -111,9 +130,14 @@ impl TcpReceiver {
         self.n_recent = n;
     }
 
-    /// A data packet's ECN bits: CWR stops the echo, CE (re)starts it.
+    /// A data packet's ECN bits: CWR stops the echo, CE (re)starts it (with `exact_ce`: the
+    /// echo is this packet's CE).
     #[inline(always)]
     pub fn on_ecn(&mut self, ce: bool, cwr: bool) {
+        if self.exact_ce {
+            self.ece = ce;
+            return;
+        }
         if cwr {
             self.ece = false;
         }
@@ -219,6 +243,33 @@ mod tests {
         assert_eq!(r.on_delack_timer(50), None);
         assert_eq!(r.on_delack_timer(102), Some(2));
         assert_eq!(r.on_data(200, 4).0, Some(2)); // out of order: at once
+    }
+
+    /// RFC 3168: ECE from a CE until CWR. DCTCP (RFC 8257 3.2): ECE is the CE of the packets
+    /// acknowledged; a change of CE state with an ACK owed sends that ACK first, with the old state.
+    #[test]
+    fn ece_until_cwr_or_exactly_per_packet() {
+        let mut classic = TcpReceiver::new(false, 0);
+        for (ce, cwr, ece) in [(false, false, false), (true, false, true), (false, false, true), (false, true, false)] {
+            classic.on_ecn(ce, cwr);
+            assert_eq!(classic.ece, ece);
+        }
+        let mut r = TcpReceiver::new(true, 100).echoing_ce_exactly();
+        let mut acks = Vec::new(); // (ackno, ECE)
+        for (seq, ce) in [(0i64, false), (1, true), (2, true), (3, false), (4, false), (5, true)] {
+            if let Some(owed) = r.ce_changes(ce) {
+                acks.push((owed, r.ece));
+            }
+            r.on_ecn(ce, false);
+            if let Some(a) = r.on_data(seq as Time, seq).0 {
+                acks.push((a, r.ece));
+            }
+        }
+        // 0 is owed when CE starts at 1; 1-2 are acked marked; 3 and 4 unmarked; 5's change
+        // finds nothing owed and waits for its own (delayed) ACK.
+        assert_eq!(acks, vec![(0, false), (2, true), (4, false)]);
+        assert_eq!(r.on_delack_timer(1000), Some(5));
+        assert!(r.ece);
     }
 
     #[test]

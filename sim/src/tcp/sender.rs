@@ -52,6 +52,8 @@ pub struct SenderCore {
     /// whether the next data packet carries CWR.
     ecn_recover: i64,
     cwr_pending: bool,
+    /// The ACK being processed carried ECE (`on_ece` precedes its `on_ack_*`).
+    ece_ack: bool,
 }
 
 impl SenderCore {
@@ -223,6 +225,7 @@ impl TcpSender {
             sent_at: Vec::new(),
             ecn_recover: -1,
             cwr_pending: false,
+            ece_ack: false,
         };
         let mut sender = Self { core, law, recovery, release, paused: false };
         if sender.law.wants_timestamps() {
@@ -331,6 +334,7 @@ impl TcpSender {
             self.recovery.on_sack(&self.core.st, sack);
         }
         let c = &mut self.core;
+        let ece = std::mem::take(&mut c.ece_ack);
         if ackno < c.st.highest_ack {
             return; // an old ACK, reordered behind newer ones: nothing to learn
         }
@@ -356,6 +360,7 @@ impl TcpSender {
             sacked: !sack.is_empty(),
             open: c.st.ca_open(),
             echo,
+            ece,
         };
         self.law.on_ack_event(&mut c.st, &ev);
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
@@ -438,18 +443,24 @@ impl TcpSender {
         self.core.p.ecn
     }
 
+    /// The receiver echoes each packet's CE exactly (the window law asks: DCTCP).
+    pub fn echoes_ce_exactly(&self) -> bool {
+        self.law.echoes_ce_exactly()
+    }
+
     /// An ACK carrying ECE arrives (before its `on_ack_*`): RFC 3168 section 6.1.2, as ns-3's
     /// `TcpSocketBase` does it. An ACK of new data outside CWR and loss recovery makes the window
     /// law reduce as for a loss, with nothing retransmitted, and enters CWR: the window holds
     /// until an ACK passes the data outstanding now. Only ECN senders get ECE.
     pub fn on_ece(&mut self, now: Time, ackno: i64) {
         let c = &mut self.core;
+        c.ece_ack = true;
         c.end_cwr(ackno);
         if ackno <= c.st.highest_ack || c.st.cwr || c.st.highest_ack <= c.st.recover {
             return;
         }
         c.stats.ecn_reductions += 1;
-        self.law.on_fast_retransmit(&mut c.st, now);
+        self.law.on_ece(&mut c.st, now);
         c.st.cwr = true;
         c.ecn_recover = c.st.maxseq;
         c.cwr_pending = true;

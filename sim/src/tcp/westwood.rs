@@ -195,6 +195,7 @@ mod tests {
                 sacked: false,
                 open: true,
                 echo: None,
+                ece: false,
             };
             law.on_ack_event(&mut st, &ev);
             ack += 1;
@@ -221,6 +222,7 @@ mod tests {
             sacked: false,
             open: true,
             echo: None,
+            ece: false,
         };
         law.on_ack_event(&mut st, &ev(0.0, 1));
         st.highest_ack = 0;

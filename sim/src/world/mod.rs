@@ -241,8 +241,14 @@ impl<'c> World<'c> {
         TcpSender::new(self.conns.tcp_params, law(), t.make_recovery(), t.make_release(rng))
     }
 
-    fn new_receiver(&self) -> TcpReceiver {
-        TcpReceiver::new(self.cfg.tcp.common().delayed_ack, from_secs(self.cfg.tcp.common().delack_ms / 1000.0))
+    fn new_receiver(&self, sender: &TcpSender) -> TcpReceiver {
+        let r =
+            TcpReceiver::new(self.cfg.tcp.common().delayed_ack, from_secs(self.cfg.tcp.common().delack_ms / 1000.0));
+        if sender.echoes_ce_exactly() {
+            r.echoing_ce_exactly()
+        } else {
+            r
+        }
     }
 
     /// A new connection over topology route `route`: its access link, its return path, its sender
@@ -274,7 +280,7 @@ impl<'c> World<'c> {
             stamps,
         });
         self.conns.ack_opts.push(VecDeque::new());
-        self.conns.receivers.push(self.new_receiver());
+        self.conns.receivers.push(self.new_receiver(&sender));
         self.conns.senders.push(sender);
         self.conns.senders.len() - 1
     }
@@ -621,6 +627,9 @@ impl<'c> World<'c> {
         let f = pkt.flow as usize;
         match pkt.kind() {
             Kind::Data => {
+                if let Some(owed) = self.conns.receivers[f].ce_changes(pkt.ce()) {
+                    self.send_ack(f, owed);
+                }
                 self.conns.receivers[f].on_ecn(pkt.ce(), pkt.flag());
                 let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq);
                 self.meters.route_delivered[self.conns.conn[f].route as usize] += new;

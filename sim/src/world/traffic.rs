@@ -232,8 +232,8 @@ impl World<'_> {
         } else {
             // The slot's old transfer has nothing left in the network (see `transfers`), and
             // crossed the same route with the same TCP.
+            self.conns.receivers[f] = self.new_receiver(&sender);
             self.conns.senders[f] = sender;
-            self.conns.receivers[f] = self.new_receiver();
             self.set_path_delays(f, route, a.rtt_s);
         }
         self.conns.senders[f].start(self.now, &mut self.conns.outbox);
