@@ -151,6 +151,10 @@ VARIANTS: dict[str, dict] = {
     name: dict(tcp=name, **_DICK)
     for name in ("reno", "newreno", "sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood", "lp")
 }
+# Issue 33's laws, each at >= 0.5x Reno: DCTCP with its marking (K = 20) and ECN.
+VARIANTS["dctcp (K=20)"] = dict(
+    tcp={"cc": "dctcp", "recovery": "sack", "ecn": True}, queue={"name": "step", "k_pkts": 20}, **_DICK
+)
 
 # Every queue discipline on the same scenario, beside drop-tail in the same run (issue 32: each at
 # >= 0.6x drop-tail's bottleneck packets per wall-second), and FQ-CoDel with 1,000 flows (memory
