@@ -158,7 +158,6 @@ impl SenderCore {
         out.push(seq);
     }
 
-    /// The window (and the transfer's size) allow the next packet.
     /// CWR ends with the first ACK beyond the data outstanding when it began (ns-3's
     /// `ackNumber > m_recover`), before that ACK is processed, so it may grow the window.
     fn end_cwr(&mut self, ackno: i64) {
@@ -167,6 +166,7 @@ impl SenderCore {
         }
     }
 
+    /// The window (and the transfer's size) allow the next packet.
     pub fn can_send(&self) -> bool {
         self.st.t_seqno <= self.st.highest_ack + self.st.window() && self.st.t_seqno < self.size_pkts
     }
