@@ -116,7 +116,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    import signal
+
     from analysis.reproduce import REPRODUCTIONS, listing, reproduce
+
+    # SIGTERM unwinds like Ctrl-C, so that a running sweep is stopped with us (sweep_cli)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     if args.name == "list":
         print(listing())

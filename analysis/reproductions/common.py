@@ -99,7 +99,13 @@ def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] =
     cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}", *overrides]
     if rerun:
         cmd.append("force=true")
-    return subprocess.run(cmd, env=dict(os.environ, RAY_AUTH_MODE="disabled")).returncode
+    proc = subprocess.Popen(cmd, env=dict(os.environ, RAY_AUTH_MODE="disabled"))
+    try:
+        return proc.wait()
+    finally:  # stopped (SIGTERM, Ctrl-C): the sweep stops too, ending its Ray and jobs itself
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()
 
 
 @contextmanager

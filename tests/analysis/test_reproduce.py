@@ -156,3 +156,33 @@ def test_reproduce_help_and_list_name_every_reproduction():
         assert res.returncode == 0, res.stderr
         for name, r in REPRODUCTIONS.items():
             assert re.search(rf"^\s+{name}\s+{re.escape(r.paper)}", res.stdout, re.M), (args, name)
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
+def test_a_stopped_reproduction_stops_its_sweep(tmp_path):
+    """SIGTERM to `python -m analysis reproduce` ends the `python -m sweeps` it runs, rather than
+    leaving it running (and its jobs) without a parent."""
+    import os
+    import signal
+    import time
+
+    cmd = [sys.executable, "-m", "analysis", "reproduce", "red_tuning", "--results", str(tmp_path / "r")]
+    proc = subprocess.Popen([*cmd, "--reports", str(tmp_path / "reports")], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not (sweep := _children(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sweep, "the reproduction started no sweep"
+        time.sleep(3)  # the sweep is under way
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+        assert not Path(f"/proc/{sweep[0]}").exists(), "the sweep outlived the reproduction"
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)

@@ -387,8 +387,8 @@ crate::params! {
         /// Packets released per ACK; 0 = unlimited (ns-2 maxburst_ = 0).
         max_burst_pkts: i64 = 0, unit "pkts", check int_in(0, 1 << 30);
         /// ECN (RFC 3168): data packets are ECN-capable, the receiver echoes a CE mark (ECE) until
-        /// the sender's CWR, and the window law reacts to ECE as to a loss, at most once a window,
-        /// without retransmitting.
+        /// the sender's CWR, and the window law reacts to ECE as to a loss (DCTCP: by its alpha)
+        /// without retransmitting, then holds the window for that window's data (CWR).
         ecn: bool = false;
     }
 }
