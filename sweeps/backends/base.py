@@ -62,7 +62,7 @@ def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> 
     `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror. A
     static buffer rule is mirrored (as the buffer the engine resolves, `with_resolved_buffer`)
     where `buffer_pkts` is."""
-    default = config_row(SimConfig(tcp=row["tcp"]))  # a law's parameters keep its preset's values
+    default = preset_row(row["tcp"])  # a law's parameters keep its preset's values
     skip = set(mapped) | set(OUTPUT_ONLY)
     if "buffer_pkts" in skip and row["buffer_policy"] not in ADAPTIVE_POLICIES:
         skip |= {k for k in row if k.startswith("buffer_policy")}
@@ -71,6 +71,17 @@ def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> 
             raise ValueError(
                 f"{key}: the {backend} backend supports only the default ({default[key]!r}), got {value!r}"
             )
+
+
+def preset_row(tcp: str) -> dict[str, Any]:
+    """The config row of tcp preset `tcp` with every other default. A law that needs ECN (DCTCP)
+    is refused without it, so its row is taken with ECN on (`tcp_ecn`, which every backend that
+    runs such a law maps)."""
+    try:
+        return config_row(SimConfig(tcp=tcp))
+    except ValueError:
+        preset = next(p for p in sim.schema.unions()["tcp"]["presets"] if p["name"] == tcp)
+        return config_row(SimConfig(tcp={**preset["set"], "ecn": True}))
 
 
 def with_resolved_buffer(cfg: SimConfig, drawn: sim.SimResult) -> SimConfig:

@@ -12,7 +12,8 @@ What we map (everything else must keep its default, or its preset's, or the run 
   NewReno falls into a spurious-retransmission cycle after a timeout, ns3.md; compare `sack`);
   the Linux laws = TcpCubic (HyStart off, as Linux 2.6), TcpBic, TcpHighSpeed, TcpHtcp,
   TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK; CUBIC's beta, C, fast convergence and
-  TCP friendliness as TcpCubic's attributes (`LAW_ATTRIBUTES`). Recovery is ns-3's TcpClassicRecovery
+  TCP friendliness as TcpCubic's attributes (`LAW_ATTRIBUTES`); dctcp = TcpDctcp (its g and
+  initial alpha; ns-3 gives it DCTCP's receiver and ECN). Recovery is ns-3's TcpClassicRecovery
   (window halving and NewReno-style inflation), not PRR; `tcp.recovery=sack` (ns-2's Sack1, the
   same RFC 6675 family) is accepted beside a law's preset recovery. ns-3 has no Reno: refused.
 - pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
@@ -61,13 +62,15 @@ SOCKET_TYPES = {
     "scalable": ("TcpScalable", True),
     "westwood": ("TcpWestwoodPlus", True),
     "lp": ("TcpLp", True),
+    "dctcp": ("TcpDctcp", True),
 }
 """Our tcp preset -> (ns-3's congestion-control TypeId, SACK)."""
 LAW_ATTRIBUTES = {
     "cubic": {"beta": "Beta", "c": "C", "fast_convergence": "FastConvergence", "tcp_friendliness": "TcpFriendliness"},
+    "dctcp": {"g": "DctcpShiftG", "alpha_init": "DctcpAlphaOnInit"},
 }
-"""A law's parameters -> its ns-3 TypeId's attributes (ns-3 3.44 tcp-cubic.cc). Mapped because the
-defaults differ: ns-3's TcpCubic has RFC 8312's beta 0.7, Linux 2.6's (ours) 819/1024."""
+"""A law's parameters -> its ns-3 TypeId's attributes (ns-3 3.44 tcp-cubic.cc, tcp-dctcp.cc). CUBIC's
+because the defaults differ: ns-3's TcpCubic has RFC 8312's beta 0.7, Linux 2.6's (ours) 819/1024."""
 MAPPED = (
     "tcp",
     "flows",

@@ -4,6 +4,7 @@ panic or hang at the edges of the parameter space."""
 import pytest
 
 import sim
+from tests.sim.variants import variant
 
 
 def assert_conserved(res):
@@ -17,14 +18,14 @@ def assert_conserved(res):
 @pytest.mark.parametrize("tcp", sim.VARIANTS)
 @pytest.mark.parametrize("buffer_pkts", [0, 1])
 def test_tiny_buffers(tcp, buffer_pkts):
-    res = sim.run(tcp=tcp, flows=4, buffer_pkts=buffer_pkts, core_mbps=10, duration_s=20, warmup_s=2)
+    res = sim.run(**variant(tcp), flows=4, buffer_pkts=buffer_pkts, core_mbps=10, duration_s=20, warmup_s=2)
     assert_conserved(res)
     assert res.metrics()["loss_rate"] > 0
 
 
 @pytest.mark.parametrize("tcp", sim.VARIANTS)
 def test_one_flow_window_one(tcp):
-    res = sim.run(tcp=tcp, flows=1, wmax_pkts=1, buffer_pkts=10, core_mbps=10, duration_s=10, warmup_s=1)
+    res = sim.run(**variant(tcp), flows=1, wmax_pkts=1, buffer_pkts=10, core_mbps=10, duration_s=10, warmup_s=1)
     assert_conserved(res)
     m = res.metrics()
     # One packet per RTT: 8 kb / 100 ms = 80 kb/s of a 10 Mb/s link. The Poisson sender may

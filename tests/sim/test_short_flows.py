@@ -4,6 +4,7 @@ beside the long flows, as the traffic mix of Appenzeller et al. (Figs. 12-13).""
 import pytest
 
 import sim
+from tests.sim.variants import variant
 
 
 def test_uncongested_short_flows_take_slow_start_rounds():
@@ -48,7 +49,7 @@ def test_a_larger_first_window_saves_a_round():
 def test_short_flows_beside_congested_long_flows(tcp):
     # A small buffer: losses, timeouts and reused connection slots, for every variant.
     kw = dict(
-        tcp=tcp,
+        **variant(tcp),
         flows=20,
         short_mbps=5,
         core_mbps=20,

@@ -375,6 +375,28 @@ def test_ns3_cubic_takes_our_beta():
     assert abs(theirs_08 - ours_08) < 0.02 and abs(theirs_05 - ours_05) < 0.02, runs
 
 
+@NO_NS3
+def test_ns3_dctcp_agrees_with_ours_through_step_marking():
+    """DCTCP as ns-3's TcpDctcp and as ours, 10 flows over 100 Mb/s at a 2-ms RTT (a BDP of 17
+    packets), marked at K = 10 packets: the same utilization, queue and marked fraction."""
+    cfg = sim.SimConfig(
+        tcp={"cc": "dctcp", "recovery": "sack", "ecn": True, "min_rto_ms": 10, "tick_ms": 1},
+        queue={"name": "step", "k_pkts": 10},
+        flows=10,
+        core_mbps=100.0,
+        rtt_ms=2.0,
+        buffer_pkts=200,
+        wmax_pkts=10000,
+        duration_s=5.0,
+        warmup_s=1.0,
+    )
+    theirs, ours = ns3.run(cfg).metrics, sim.run(cfg).metrics()
+    got = {k: (theirs.get(k), ours.get(k)) for k in (*AQM_METRICS, "timeouts")}
+    assert abs(theirs["utilization"] - ours["utilization"]) < 0.03, got
+    assert theirs["mean_queue_delay_ms"] == pytest.approx(ours["mean_queue_delay_ms"], rel=0.25, abs=0.2), got
+    assert theirs["bottleneck_marks"] > 0 and theirs["mark_rate"] == pytest.approx(ours["mark_rate"], rel=0.35), got
+
+
 def test_ns3_refuses_the_queue_settings_its_queue_discs_cannot_mirror():
     for queue, key in (
         ({"name": "red", "bytes": True}, "queue.bytes"),
