@@ -221,7 +221,8 @@ impl SimConfig {
         let laws = std::iter::once(self.tcp.0.variant)
             .chain(mixed.iter().filter_map(|g| TcpConfig::parse(&Value::str(&g.name)).ok()).map(|t| t.0.variant))
             .chain(self.traffic.iter().map(|g| g.tcp_or(&self.tcp).0.variant));
-        match laws.into_iter().find(|law| *law == "dctcp") {
+        let needs_ecn = |law: &&str| crate::tcp::LAWS.iter().any(|e| e.def.name == *law && e.needs_ecn);
+        match laws.into_iter().find(needs_ecn) {
             None => Ok(()),
             Some(law) => Err(ConfigError::at(
                 "tcp.ecn",

@@ -31,6 +31,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<BicParams>,
     },
     factory,
+    needs_ecn: false,
 };
 
 fn factory(v: &Value) -> LawFactory {

@@ -28,6 +28,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<DctcpParams>,
     },
     factory,
+    needs_ecn: true,
 };
 
 fn factory(v: &Value) -> LawFactory {

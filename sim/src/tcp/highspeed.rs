@@ -35,6 +35,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<HighSpeedParams>,
     },
     factory,
+    needs_ecn: false,
 };
 
 fn factory(_: &Value) -> LawFactory {

@@ -25,6 +25,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<HtcpParams>,
     },
     factory,
+    needs_ecn: false,
 };
 
 fn factory(v: &Value) -> LawFactory {

@@ -259,6 +259,8 @@ pub type LawFactory = Box<dyn Fn() -> AnyLaw + Send + Sync>;
 pub struct LawEntry {
     pub def: VariantDef,
     pub factory: fn(&Value) -> LawFactory,
+    /// The law reacts to ECN marks and is refused without `tcp.ecn` (DCTCP).
+    pub needs_ecn: bool,
 }
 
 // Each registry is an enum over its components, dispatched statically (a sender holds its law,

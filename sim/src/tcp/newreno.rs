@@ -19,6 +19,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<NewRenoParams>,
     },
     factory,
+    needs_ecn: false,
 };
 
 fn factory(_: &Value) -> LawFactory {

@@ -25,6 +25,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<ScalableParams>,
     },
     factory,
+    needs_ecn: false,
 };
 
 fn factory(v: &Value) -> LawFactory {

@@ -21,6 +21,7 @@ pub const ENTRY: LawEntry = LawEntry {
         normalize: normalize::<WestwoodParams>,
     },
     factory,
+    needs_ecn: false,
 };
 
 fn factory(v: &Value) -> LawFactory {
