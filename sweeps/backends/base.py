@@ -79,7 +79,9 @@ def preset_row(tcp: str) -> dict[str, Any]:
     runs such a law maps)."""
     try:
         return config_row(SimConfig(tcp=tcp))
-    except ValueError:
+    except ValueError as e:
+        if not str(e).startswith("tcp.ecn:"):
+            raise
         preset = next(p for p in sim.schema.unions()["tcp"]["presets"] if p["name"] == tcp)
         return config_row(SimConfig(tcp={**preset["set"], "ecn": True}))
 

@@ -450,8 +450,9 @@ impl TcpSender {
 
     /// An ACK carrying ECE arrives (before its `on_ack_*`): RFC 3168 section 6.1.2, as ns-3's
     /// `TcpSocketBase` does it. An ACK of new data outside CWR and loss recovery makes the window
-    /// law reduce as for a loss, with nothing retransmitted, and enters CWR: the window holds
-    /// until an ACK passes the data outstanding now. Only ECN senders get ECE.
+    /// law cut (`WindowLaw::on_ece`: as for a loss; DCTCP by its alpha), with nothing
+    /// retransmitted, and enters CWR: the window holds until an ACK passes the data outstanding
+    /// now. Only ECN senders get ECE.
     pub fn on_ece(&mut self, now: Time, ackno: i64) {
         let c = &mut self.core;
         c.ece_ack = true;
