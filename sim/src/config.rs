@@ -137,10 +137,14 @@ impl SimConfig {
                 format!("must be <= tcp.max_rto_s x 1000 ({}), got {}", tc.max_rto_s * 1000.0, tc.min_rto_ms),
             );
         }
-        if tc.recovery == "linux" && tc.release != "window" {
+        let recovery = crate::tcp::RECOVERIES.iter().find(|e| e.name == tc.recovery).expect("validated");
+        if recovery.sends_itself && tc.release != "window" {
             return err(
                 "tcp.release",
-                format!("must be window with tcp.recovery linux (it sends on the ACK clock), got {}", tc.release),
+                format!(
+                    "must be window with tcp.recovery {} (it sends on the ACK clock), got {}",
+                    tc.recovery, tc.release
+                ),
             );
         }
         let net = self.network()?;

@@ -98,7 +98,7 @@ pub enum TypeDesc {
 /// (name, doc, parameters) of a variant.
 pub type VariantSpec = (&'static str, &'static str, Vec<ParamSpec>);
 /// (name, doc, settings) of a named preset.
-pub type PresetSpec = (&'static str, &'static str, Vec<(&'static str, &'static str)>);
+pub type PresetSpec = (&'static str, &'static str, Vec<(&'static str, Setting)>);
 
 #[derive(Clone, Debug)]
 pub struct UnionDesc {
@@ -309,7 +309,9 @@ pub fn rate_mbps() -> Check<f64> {
 
 /// Numbers in [lo, hi].
 pub fn float_in(lo: f64, hi: f64) -> Check<f64> {
-    let allowed = format!("a number in [{lo}, {hi:e}]");
+    // A large bound reads best as 1e9; a fraction as itself.
+    let hi_text = if hi.abs() >= 1e6 { format!("{hi:e}") } else { format!("{hi}") };
+    let allowed = format!("a number in [{lo}, {hi_text}]");
     let a = allowed.clone();
     Check::new(allowed, move |v: &f64| (!(lo..=hi).contains(v)).then(|| format!("must be {a}, got {v}")))
 }
@@ -501,11 +503,30 @@ pub struct VariantDef {
     pub normalize: fn(&Value) -> Result<Value, ConfigError>,
 }
 
-/// A named set of string settings of the union's tag and common parameters.
+/// A named set of settings of the union's tag and common parameters.
 pub struct PresetDef {
     pub name: &'static str,
     pub doc: &'static str,
-    pub set: &'static [(&'static str, &'static str)],
+    pub set: &'static [(&'static str, Setting)],
+}
+
+/// A preset's value for one key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Setting {
+    Str(&'static str),
+    /// For a float parameter.
+    Num(f64),
+    Bool(bool),
+}
+
+impl Setting {
+    pub fn value(self) -> Value {
+        match self {
+            Setting::Str(s) => Value::str(s),
+            Setting::Num(x) => Value::Float(x),
+            Setting::Bool(b) => Value::Bool(b),
+        }
+    }
 }
 
 /// `normalize` for a variant whose parameters are the record `P`.
@@ -544,7 +565,7 @@ impl UnionDef {
 
     fn expand(&self, name: &str) -> Result<Value, ConfigError> {
         if let Some(p) = self.presets.iter().find(|p| p.name == name) {
-            return Ok(Value::Map(p.set.iter().map(|(k, v)| (k.to_string(), Value::str(v))).collect()));
+            return Ok(Value::Map(p.set.iter().map(|(k, v)| (k.to_string(), v.value())).collect()));
         }
         if self.variant(name).is_some() {
             return Ok(Value::map(vec![(self.tag, Value::str(name))]));
@@ -590,7 +611,7 @@ impl UnionDef {
         let setting = |k: &str| if k == self.tag { Some(Value::str(variant)) } else { common.get(k).cloned() };
         self.presets
             .iter()
-            .find(|p| p.set.iter().all(|(k, v)| setting(k) == Some(Value::str(v))))
+            .find(|p| p.set.iter().all(|(k, v)| setting(k) == Some(v.value())))
             .map_or(variant, |p| p.name)
     }
 

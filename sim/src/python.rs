@@ -3,7 +3,7 @@
 
 use crate::config::SimConfig;
 use crate::output::{tables, Column};
-use crate::params::{ConfigError, Param, ParamSpec, TypeDesc, Value};
+use crate::params::{ConfigError, Param, ParamSpec, Setting, TypeDesc, Value};
 use crate::world::World;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
@@ -226,7 +226,11 @@ fn desc<'py>(py: Python<'py>, t: &TypeDesc) -> PyResult<Bound<'py, PyDict>> {
                 p.set_item("doc", doc)?;
                 let s = PyDict::new(py);
                 for (k, v) in set {
-                    s.set_item(k, v)?;
+                    match v {
+                        Setting::Str(x) => s.set_item(k, x)?,
+                        Setting::Num(x) => s.set_item(k, x)?,
+                        Setting::Bool(x) => s.set_item(k, x)?,
+                    }
                 }
                 p.set_item("set", s)?;
                 presets.append(p)?;

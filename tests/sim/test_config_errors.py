@@ -22,7 +22,8 @@ def parking_lot(**params):
         (
             {"tcp": "vegas"},
             "tcp",
-            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, dctcp, paced, poisson",
+            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, dctcp, linux, paced, poisson, "
+            "cubic_rfc9438",
         ),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),
@@ -39,7 +40,14 @@ def parking_lot(**params):
         ({"topology": "ring"}, "topology", "allowed: dumbbell, parking_lot"),
         ({"topology": {"name": "ring"}}, "topology.name", "allowed: dumbbell, parking_lot"),
         ({"tcp": {"cc": "vegas"}}, "tcp.cc", "allowed: newreno"),
-        ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack, linux"),
+        ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack, linux, prr, rack_tlp"),
+        (
+            {"tcp": {"recovery": "rack_tlp", "release": "paced"}},
+            "tcp.release",
+            "must be window with tcp.recovery rack_tlp",
+        ),
+        ({"tcp": {"cc": "cubic_rfc9438", "beta": 1.0}}, "tcp.beta", "[0.01, 0.99]"),
+        ({"tcp": {"cc": "cubic_rfc9438", "slow_start": "hystart"}}, "tcp.slow_start", "allowed: rfc9406, standard"),
         ({"tcp": {"recovery": "linux", "release": "paced"}}, "tcp.release", "must be window with tcp.recovery linux"),
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),

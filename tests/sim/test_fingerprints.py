@@ -244,6 +244,10 @@ REFERENCE: dict[str, dict[str, Any]] = {
         buffer_pkts=60,
         **_DUMB,
     ),
+    # A Linux 6.x sender (RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR), deep and shallow.
+    "linux": dict(tcp="linux", flows=20, buffer_pkts=30, **{**_DUMB, "wmax_pkts": 1000}),
+    "linux_shallow": dict(tcp="linux", flows=20, buffer_pkts=4, **{**_DUMB, "wmax_pkts": 1000}),
+    "newreno_prr": dict(tcp=dict(cc="newreno", recovery="prr"), flows=20, buffer_pkts=10, **_DUMB),
 }
 
 NULL_WAS_NAN = {

@@ -2,6 +2,7 @@
 //! the release, as ns-3 splits `TcpCongestionOps` from `TcpRecoveryOps`.
 //! Details: docs/tcp.md, `tcp/mod.rs`.
 
+pub mod hystart;
 pub mod linux;
 pub mod mix;
 pub mod receiver;
@@ -9,6 +10,7 @@ pub mod recovery;
 pub mod release;
 pub mod sender;
 
+use crate::params::Setting::{Bool, Num, Str};
 use crate::params::{float_in, int_in, non_negative, one_of, opt, positive, PresetDef, UnionDef, Value, VariantDef};
 use crate::rng::SimRng;
 use crate::time::Time;
@@ -207,6 +209,18 @@ pub trait Recovery: Send {
     /// A retransmission timeout, after the window law's response (`st.t_seqno` not yet rewound).
     fn on_timeout(&mut self, _st: &TcpState) {}
 
+    /// The sender must keep each packet's send time (`SenderCore::sent_at`): RACK reads them.
+    fn wants_send_times(&self) -> bool {
+        false
+    }
+
+    /// The retransmission timer fired. A recovery that multiplexes its own timers onto it (RACK's
+    /// reordering timer and TLP's probe timer, as Linux's `icsk_pending`) handles them and returns
+    /// true; false: it is a retransmission timeout.
+    fn on_timer(&mut self, _core: &mut sender::SenderCore, _law: &mut AnyLaw, _now: Time, _out: &mut Vec<i64>) -> bool {
+        false
+    }
+
     /// After a timeout the sender goes back to the first unacknowledged packet (go-back-N), or
     /// (false) keeps sending from where it was and the recovery retransmits what it marked lost.
     fn goes_back_n(&self) -> bool {
@@ -340,6 +354,7 @@ window_laws! {
     westwood::Westwood,
     lp::Lp,
     dctcp::Dctcp,
+    cubic_rfc9438::CubicRfc9438,
 }
 
 pub use recovery::{AnyRecovery, RecoveryEntry, RECOVERIES};
@@ -363,7 +378,9 @@ crate::params! {
     pub struct TcpCommon as "TcpCommon" {
         /// Loss recovery: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second loss in a window usually
         /// costs a timeout), newreno (RFC 6582, ns-2 Agent/TCP/Newreno), sack (RFC 6675, ns-2
-        /// Agent/TCP/Sack1) or linux (ns-2 TCP-Linux's FACK scoreboard and rate halving; release window).
+        /// Agent/TCP/Sack1), linux (ns-2 TCP-Linux's FACK scoreboard and rate halving), prr (RFC
+        /// 6675 with RFC 6937's proportional rate reduction) or rack_tlp (RFC 8985 with PRR, as
+        /// Linux 4.18+); linux and rack_tlp take release window only.
         recovery: String = "newreno".into(), check one_of(recovery_names);
         /// How the packets the window allows leave: window (ACK-clocked), paced (one every srtt /
         /// window: Paced TCP), poisson (exponential gaps at rate window / srtt, Enachescu's Theorem 1).
@@ -405,67 +422,82 @@ pub static TCP: UnionDef = UnionDef {
         PresetDef {
             name: "reno",
             doc: "TCP Reno: AIMD with Reno recovery (ns-2 Agent/TCP/Reno)",
-            set: &[("cc", "newreno"), ("recovery", "reno"), ("release", "window")],
+            set: &[("cc", Str("newreno")), ("recovery", Str("reno")), ("release", Str("window"))],
         },
         PresetDef {
             name: "newreno",
             doc: "TCP NewReno: AIMD with NewReno recovery (ns-2 Agent/TCP/Newreno)",
-            set: &[("cc", "newreno"), ("recovery", "newreno"), ("release", "window")],
+            set: &[("cc", Str("newreno")), ("recovery", Str("newreno")), ("release", Str("window"))],
         },
         PresetDef {
             name: "sack",
             doc: "TCP with SACK (RFC 6675 recovery) and the AIMD law (ns-2 Agent/TCP/Sack1, ns-3's default)",
-            set: &[("cc", "newreno"), ("recovery", "sack"), ("release", "window")],
+            set: &[("cc", Str("newreno")), ("recovery", Str("sack")), ("release", Str("window"))],
         },
         PresetDef {
             name: "cubic",
             doc: "CUBIC 2.1 as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "cubic"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("cubic")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "highspeed",
             doc: "HighSpeed TCP (RFC 3649) as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "highspeed"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("highspeed")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "scalable",
             doc: "Scalable TCP as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "scalable"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("scalable")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "bic",
             doc: "BIC as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "bic"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("bic")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "htcp",
             doc: "H-TCP as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "htcp"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("htcp")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "westwood",
             doc: "Westwood+ as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "westwood"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("westwood")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "lp",
             doc: "TCP-LP with timestamps, as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", "lp"), ("recovery", "linux"), ("release", "window")],
+            set: &[("cc", Str("lp")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "dctcp",
             doc: "DCTCP (RFC 8257) with SACK recovery; needs tcp.ecn=true and a marking queue (queue=step)",
-            set: &[("cc", "dctcp"), ("recovery", "sack"), ("release", "window")],
+            set: &[("cc", Str("dctcp")), ("recovery", Str("sack")), ("release", Str("window"))],
+        },
+        PresetDef {
+            name: "linux",
+            doc: "A Linux 6.x sender: RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR, initial window 10, \
+                  min RTO 200 ms, delayed ACKs (40 ms), RTT measured exactly",
+            set: &[
+                ("cc", Str("cubic_rfc9438")),
+                ("recovery", Str("rack_tlp")),
+                ("release", Str("window")),
+                ("init_cwnd_pkts", Num(10.0)),
+                ("min_rto_ms", Num(200.0)),
+                ("tick_ms", Num(0.0)),
+                ("delayed_ack", Bool(true)),
+                ("delack_ms", Num(40.0)),
+            ],
         },
         PresetDef {
             name: "paced",
             doc: "Paced TCP (Enachescu et al. 2006): NewReno releasing one packet every srtt / window",
-            set: &[("cc", "newreno"), ("recovery", "newreno"), ("release", "paced")],
+            set: &[("cc", Str("newreno")), ("recovery", Str("newreno")), ("release", Str("paced"))],
         },
         PresetDef {
             name: "poisson",
             doc: "The sender of Enachescu et al.'s Theorem 1: NewReno with Poisson releases",
-            set: &[("cc", "newreno"), ("recovery", "newreno"), ("release", "poisson")],
+            set: &[("cc", Str("newreno")), ("recovery", Str("newreno")), ("release", Str("poisson"))],
         },
     ],
 };
@@ -529,7 +561,10 @@ mod tests {
         let e = TcpConfig::parse(&Value::map(vec![("cc", Value::str("vegas"))])).unwrap_err();
         assert_eq!(e.field, "cc");
         let e = TcpConfig::parse(&Value::map(vec![("recovery", Value::str("rack"))])).unwrap_err();
-        assert_eq!(e.to_string(), "recovery: unknown value \"rack\"; allowed: reno, newreno, sack, linux");
+        assert_eq!(
+            e.to_string(),
+            "recovery: unknown value \"rack\"; allowed: reno, newreno, sack, linux, prr, rack_tlp"
+        );
         let e = TcpConfig::parse(&Value::str("vegas")).unwrap_err();
         assert!(e.message.starts_with("unknown tcp \"vegas\"; allowed: reno, newreno, sack, "), "{e}");
         let e = TcpConfig::parse(&Value::map(vec![("beta", Value::Float(0.5))])).unwrap_err();

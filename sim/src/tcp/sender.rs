@@ -114,8 +114,8 @@ impl SenderCore {
         r
     }
 
-    /// When `seq` was last sent, if the sender keeps timestamps.
-    fn sent_at(&self, seq: i64) -> Option<Time> {
+    /// When `seq` was last sent, if the sender keeps send times (for timestamps or RACK).
+    pub fn sent_at(&self, seq: i64) -> Option<Time> {
         let mask = self.sent_at.len().checked_sub(1)?;
         (seq >= 0 && seq <= self.st.maxseq).then(|| self.sent_at[seq as usize & mask])
     }
@@ -207,6 +207,8 @@ pub struct TcpSender {
     release: AnyRelease,
     /// Paused by an on/off schedule (see `pause`).
     paused: bool,
+    /// The receiver echoes timestamps: the window law reads them.
+    stamps: bool,
 }
 
 impl TcpSender {
@@ -227,8 +229,9 @@ impl TcpSender {
             cwr_pending: false,
             ece_ack: false,
         };
-        let mut sender = Self { core, law, recovery, release, paused: false };
-        if sender.law.wants_timestamps() {
+        let stamps = law.wants_timestamps();
+        let mut sender = Self { core, law, recovery, release, paused: false, stamps };
+        if stamps || sender.recovery.wants_send_times() {
             sender.core.sent_at = vec![0; 64];
         }
         sender
@@ -241,7 +244,7 @@ impl TcpSender {
 
     /// The receiver must echo timestamps (`on_ack_stamped`).
     pub fn wants_timestamps(&self) -> bool {
-        !self.core.sent_at.is_empty()
+        self.stamps
     }
 
     /// A finite transfer of `size_pkts` packets (a short flow).
@@ -479,6 +482,10 @@ impl TcpSender {
             Some(d) if d <= now => {}
             _ => return false,
         }
+        if self.recovery.on_timer(&mut self.core, &mut self.law, now, out) {
+            return true;
+        }
+        let c = &mut self.core;
         c.stats.timeouts += 1;
         c.st.cwr = false;
         c.st.dupwnd = 0;
@@ -534,9 +541,14 @@ mod tests {
 
     /// A sender of window law `cc` with the `linux` recovery.
     fn linux(cc: &str) -> TcpSender {
+        with_recovery(cc, "linux")
+    }
+
+    /// A sender of window law `cc` with loss recovery `recovery`.
+    fn with_recovery(cc: &str, recovery: &str) -> TcpSender {
         let v = crate::params::Value::map(vec![
             ("cc", crate::params::Value::str(cc)),
-            ("recovery", crate::params::Value::str("linux")),
+            ("recovery", crate::params::Value::str(recovery)),
         ]);
         let t = <TcpConfig as crate::params::Param>::parse(&v).unwrap();
         TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
@@ -560,8 +572,20 @@ mod tests {
 
     /// `drive`, with the time of each retransmission. The receiver's ACKs carry its SACK blocks
     /// (a sender without SACK ignores them).
-    fn drive_timed(mut s: TcpSender, drops: &[i64], until: i64) -> (Vec<(Time, i64)>, u64, HashSet<i64>) {
+    fn drive_timed(s: TcpSender, drops: &[i64], until: i64) -> (Vec<(Time, i64)>, u64, HashSet<i64>) {
+        let (retx, timeouts, sent, _) = drive_logged(s, drops, until);
+        (retx, timeouts, sent)
+    }
+
+    /// `drive_timed`, with every transmission's (time, sequence) as well.
+    #[allow(clippy::type_complexity)]
+    fn drive_logged(
+        mut s: TcpSender,
+        drops: &[i64],
+        until: i64,
+    ) -> (Vec<(Time, i64)>, u64, HashSet<i64>, Vec<(Time, i64)>) {
         const GAP: Time = 1_000_000_000;
+        let mut log = Vec::new();
         let mut r = TcpReceiver::new(false, 0);
         let mut dropped: HashSet<i64> = HashSet::new();
         let mut wire: VecDeque<(Time, i64)> = VecDeque::new(); // (arrival at receiver, seq)
@@ -574,6 +598,7 @@ mod tests {
         s.start(now, &mut out);
         for _ in 0..100_000 {
             for seq in out.drain(..) {
+                log.push((now, seq));
                 if !sent.insert(seq) {
                     retx.push((now, seq));
                 }
@@ -584,7 +609,7 @@ mod tests {
                 wire.push_back((last_tx + RTT / 2, seq));
             }
             if s.st().highest_ack >= until {
-                return (retx, s.stats().timeouts, sent);
+                return (retx, s.stats().timeouts, sent, log);
             }
             let next_data = wire.front().map(|w| w.0);
             let next_ack = acks.front().map(|a| a.0);
@@ -668,6 +693,51 @@ mod tests {
             eprintln!("{name}");
             check_ecn_response(s);
         }
+    }
+
+    /// RFC 6937's point: after a loss, RFC 6675 sends nothing new until pipe falls to the halved
+    /// window, then one packet per ACK; PRR sends about one per two ACKs from the start. Both
+    /// send about half a window of new data during the recovery, with no timeout.
+    #[test]
+    fn prr_spreads_the_reduction_over_the_recovery_round() {
+        let mut silences = vec![];
+        for recovery in ["sack", "prr"] {
+            let mut s = with_recovery("newreno", recovery);
+            s.core.st.cwnd = 40.0;
+            s.core.st.ssthresh = 40.0;
+            let (retx, timeouts, _, log) = drive_logged(s, &[100], 200);
+            assert_eq!((retx.len(), timeouts), (1, 0), "{recovery}: {retx:?}");
+            let (t_fr, _) = retx[0];
+            let next_round = t_fr + RTT;
+            let new: Vec<Time> =
+                log.iter().filter(|&&(t, q)| t > t_fr && t < next_round && q > 100).map(|e| e.0).collect();
+            assert!((18..=22).contains(&new.len()), "{recovery}: {} new packets in the recovery round", new.len());
+            silences.push(new[0] - t_fr);
+        }
+        let ms = |t: Time| t as f64 / 1e9;
+        assert!(silences[0] > 15 * 1_000_000_000, "sack waits for pipe to fall: {} ms", ms(silences[0]));
+        assert!(silences[1] <= 3 * 1_000_000_000, "prr sends within 2 ACKs: {} ms", ms(silences[1]));
+    }
+
+    /// Every SACK-based recovery repairs three holes of one window within an RTT.
+    #[test]
+    fn sack_recoveries_repair_three_losses_in_one_rtt() {
+        for recovery in ["prr", "rack_tlp"] {
+            let (retx, timeouts, _) = drive_timed(with_recovery("newreno", recovery), &[12, 15, 17], 60);
+            assert_eq!(retx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![12, 15, 17], "{recovery}: only the holes");
+            assert_eq!(timeouts, 0, "{recovery}");
+            assert!(retx[2].0 - retx[0].0 < RTT, "{recovery}: {retx:?}");
+        }
+    }
+
+    /// The last packets of a transfer are lost: with no duplicate ACKs to count, SACK recovery
+    /// waits for the RTO; RACK-TLP's probe brings the SACK that shows the loss, with no timeout.
+    #[test]
+    fn a_tail_loss_costs_sack_a_timeout_and_rack_tlp_a_probe() {
+        let (_, timeouts, _) = drive_timed(make("sack").with_size(30), &[28, 29], 29);
+        assert_eq!(timeouts, 1, "sack");
+        let (retx, timeouts, _) = drive_timed(with_recovery("newreno", "rack_tlp").with_size(30), &[28, 29], 29);
+        assert_eq!((timeouts, retx.iter().map(|r| r.1).collect::<Vec<_>>()), (0, vec![29, 28]), "the probe, then RACK");
     }
 
     #[test]

@@ -17,7 +17,11 @@ enum CaState {
     Loss,
 }
 
-pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "linux", make: || Linux::default().into() };
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
+    name: "linux",
+    make: || Linux::default().into(),
+    sends_itself: true,
+};
 
 pub struct Linux {
     board: Scoreboard,

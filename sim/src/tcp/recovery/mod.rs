@@ -11,6 +11,8 @@ use crate::time::Time;
 pub struct RecoveryEntry {
     pub name: &'static str,
     pub make: fn() -> AnyRecovery,
+    /// It decides every transmission on the ACK clock: only `release = window` combines with it.
+    pub sends_itself: bool,
 }
 
 /// Declares the recoveries: for each `module::Type`, `pub mod module;`, an `AnyRecovery` variant
@@ -60,6 +62,14 @@ macro_rules! recoveries {
                 match self { $(AnyRecovery::$ty(r) => r.on_timeout(st),)* }
             }
             #[inline]
+            fn wants_send_times(&self) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.wants_send_times(),)* }
+            }
+            #[inline]
+            fn on_timer(&mut self, core: &mut SenderCore, law: &mut AnyLaw, now: Time, out: &mut Vec<i64>) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.on_timer(core, law, now, out),)* }
+            }
+            #[inline]
             fn goes_back_n(&self) -> bool {
                 match self { $(AnyRecovery::$ty(r) => r.goes_back_n(),)* }
             }
@@ -96,4 +106,6 @@ recoveries! {
     newreno::NewReno,
     sack::Sack,
     linux::Linux,
+    prr::Prr,
+    rack_tlp::RackTlp,
 }

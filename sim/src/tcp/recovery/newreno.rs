@@ -3,7 +3,11 @@
 
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 
-pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "newreno", make: || NewReno::default().into() };
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
+    name: "newreno",
+    make: || NewReno::default().into(),
+    sends_itself: false,
+};
 
 #[derive(Default)]
 pub struct NewReno {

@@ -3,7 +3,11 @@
 
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 
-pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "reno", make: || Reno.into() };
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
+    name: "reno",
+    make: || Reno.into(),
+    sends_itself: false,
+};
 
 pub struct Reno;
 

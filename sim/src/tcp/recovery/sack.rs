@@ -8,7 +8,11 @@ use crate::time::Time;
 /// RFC 6675's DupThresh, in packets.
 const DUP_THRESH: i64 = 3;
 
-pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry { name: "sack", make: || Sack::default().into() };
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
+    name: "sack",
+    make: || Sack::default().into(),
+    sends_itself: false,
+};
 
 #[derive(Default)]
 pub struct Sack {
@@ -33,7 +37,7 @@ impl Sack {
     }
 
     /// Forgets what the cumulative ACK `ackno` now covers.
-    fn drop_to(&mut self, ackno: i64) {
+    pub fn drop_to(&mut self, ackno: i64) {
         let keep = self.sacked.partition_point(|b| b.1 <= ackno + 1);
         self.sacked.drain(..keep);
         if let Some(first) = self.sacked.first_mut() {
@@ -60,7 +64,7 @@ impl Sack {
     }
 
     /// The first unSACKed packet above `after` and below `limit`.
-    fn first_hole(&self, after: i64, limit: i64) -> Option<i64> {
+    pub fn first_hole(&self, after: i64, limit: i64) -> Option<i64> {
         let mut s = after + 1;
         for &(start, end) in &self.sacked {
             if end <= s {
@@ -99,6 +103,30 @@ impl Sack {
             return Some((st.t_seqno, true));
         }
         self.first_hole(after, highest_sacked).map(|s| (s, false))
+    }
+}
+
+impl Sack {
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// SACKed packets above the cumulative ACK.
+    pub fn sacked_pkts(&self) -> i64 {
+        self.sacked.iter().map(|&(s, e)| e - s).sum()
+    }
+
+    /// Sends the segment RFC 6675's `NextSeg()` picks; false if there is none.
+    pub fn send_one(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        match self.next_seg(core) {
+            Some((_, true)) => core.send_next(now, out),
+            Some((seq, false)) => {
+                core.retransmit(now, seq, out);
+                self.high_rxt = seq;
+            }
+            None => return false,
+        }
+        true
     }
 }
 
@@ -145,16 +173,7 @@ impl Recovery for Sack {
         if !self.in_recovery {
             return false;
         }
-        while core.st.cwnd - self.pipe(&core.st) as f64 >= 1.0 {
-            match self.next_seg(core) {
-                Some((_, true)) => core.send_next(now, out),
-                Some((seq, false)) => {
-                    core.retransmit(now, seq, out);
-                    self.high_rxt = seq;
-                }
-                None => break,
-            }
-        }
+        while core.st.cwnd - self.pipe(&core.st) as f64 >= 1.0 && self.send_one(core, now, out) {}
         true
     }
 

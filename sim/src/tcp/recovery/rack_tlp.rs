@@ -1,0 +1,544 @@
+//! RACK-TLP loss recovery (`recovery = rack_tlp`), RFC 8985, as Linux runs it (`tcp_recovery.c`,
+//! `tcp_input.c`): a packet is lost once a packet sent after it has been delivered and RACK.rtt
+//! plus a reordering window (min RTT / 4, at most SRTT; 0 in recovery or with 3 SACKed and no
+//! reordering seen) has passed since it was sent; the reordering timer catches the rest. A tail
+//! loss probe (2 SRTT, plus 200 ms with one packet out) sends new data or the last packet again.
+//! During recovery, what is sent follows PRR (`prr.rs`, as Linux), lost packets first.
+//! The engine's receivers send no D-SACK, so the reordering window does not adapt (section 6.2
+//! step 4), and a probe that retransmitted counts as repairing a loss when the ACK covering it
+//! comes at least a min RTT after it (Linux's test for an ambiguous RACK sample).
+//! Details: docs/tcp.md, `tcp/recovery/rack_tlp.rs`.
+
+use std::collections::BTreeSet;
+
+use super::prr::PrrCount;
+use super::sack::Sack;
+use crate::tcp::sender::SenderCore;
+use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
+use crate::time::{from_secs, Time};
+
+pub const ENTRY: super::RecoveryEntry =
+    super::RecoveryEntry { name: "rack_tlp", make: || RackTlp::default().into(), sends_itself: true };
+
+/// RFC 8985's WCDelAckT, the worst-case delayed-ACK timer a lone probe waits out.
+const WC_DEL_ACK_S: f64 = 0.2;
+/// RFC 6675's DupThresh: RACK's window closes once this many packets are SACKed.
+const DUP_THRESH: i64 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum State {
+    #[default]
+    Open,
+    /// Fast recovery (Linux `TCP_CA_Recovery`).
+    Recovery,
+    /// After a retransmission timeout (Linux `TCP_CA_Loss`).
+    Loss,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Timer {
+    #[default]
+    Rto,
+    Reordering,
+    Probe,
+}
+
+/// An outstanding tail loss probe.
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    /// The highest packet sent with it (TLP.end_seq less one).
+    end: i64,
+    /// When it went out, if it was a retransmission.
+    retransmitted_at: Option<Time>,
+}
+
+#[derive(Default)]
+pub struct RackTlp {
+    sack: Sack,
+    /// Marked lost and not retransmitted since.
+    lost: BTreeSet<i64>,
+    /// Retransmitted and not yet delivered.
+    retrans: BTreeSet<i64>,
+    state: State,
+    prr: PrrCount,
+    /// RACK.xmit_ts and RACK.end_seq: the most recently sent packet known delivered.
+    rack: Option<(Time, i64)>,
+    rack_rtt: Time,
+    min_rtt: Option<Time>,
+    /// RACK.fack: the highest packet delivered.
+    fack: i64,
+    reordering_seen: bool,
+    timer: Timer,
+    /// When the retransmission timeout expires (the deadline may be an earlier RACK or TLP timer).
+    rto_at: Option<Time>,
+    probe: Option<Probe>,
+    /// An RTO fired: mark the losses in `send`, which has the send times.
+    rto_fired: bool,
+}
+
+/// RACK's order of transmission: by time, then by sequence.
+fn sent_after(a: (Time, i64), b: (Time, i64)) -> bool {
+    a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+}
+
+impl RackTlp {
+    /// Packets in flight: sent, neither delivered nor marked lost (retransmissions count).
+    fn in_flight(&self, st: &TcpState) -> i64 {
+        st.outstanding() - self.sack.sacked_pkts() - self.lost.len() as i64
+    }
+
+    /// RFC 8985 section 6.2 step 4, without D-SACK's multiplier.
+    fn reo_wnd(&self, core: &SenderCore) -> Time {
+        if !self.reordering_seen && (self.state != State::Open || self.sack.sacked_pkts() >= DUP_THRESH) {
+            return 0;
+        }
+        let srtt = from_secs(core.srtt_s().unwrap_or(0.0));
+        self.min_rtt.map_or(0, |m| (m / 4).min(srtt))
+    }
+
+    /// Steps 2 and 3: RACK.xmit_ts, RACK.rtt and min RTT from the most recently sent packet this
+    /// ACK delivers (its cumulative ACK, the ends of its SACK blocks, and retransmissions they
+    /// cover); reordering if it fills a hole below RACK.fack with a packet never retransmitted.
+    fn advance(&mut self, core: &SenderCore, ackno: i64, blocks: &[(i64, i64)], now: Time) {
+        let una = core.st.highest_ack;
+        let mut s = una;
+        while let Some(h) = self.sack.first_hole(s, (ackno + 1).min(self.fack)) {
+            self.reordering_seen |= !self.retrans.contains(&h); // RACK.fack as it was before this ACK
+            s = h;
+        }
+        for &(start, end) in blocks {
+            if end - 1 > una {
+                self.consider(core, end - 1, now);
+            }
+            // Collected only when a retransmission is covered (an empty Vec does not allocate).
+            let resent: Vec<i64> = self.retrans.range(start.max(una + 1)..end).copied().collect();
+            resent.into_iter().for_each(|seq| self.consider(core, seq, now));
+        }
+        if ackno > una {
+            self.consider(core, ackno, now);
+            let resent: Vec<i64> = self.retrans.range(una + 1..=ackno).copied().collect();
+            resent.into_iter().for_each(|seq| self.consider(core, seq, now));
+        }
+    }
+
+    /// One delivered packet: RACK moves to it if it was sent later than RACK's (a retransmission
+    /// only if its RTT is not below the min RTT: else the original may have been delivered).
+    fn consider(&mut self, core: &SenderCore, seq: i64, now: Time) {
+        let Some(sent) = core.sent_at(seq) else { return };
+        let rtt = now - sent;
+        if self.retrans.contains(&seq) {
+            if self.min_rtt.is_some_and(|m| rtt < m) {
+                return;
+            }
+        } else {
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
+        if self.rack.is_none_or(|r| sent_after((sent, seq), r)) {
+            self.rack = Some((sent, seq));
+            self.rack_rtt = rtt;
+        }
+        self.fack = self.fack.max(seq);
+    }
+
+    /// Forgets what this ACK delivered: its SACK blocks and its cumulative ACK.
+    fn take_delivered(&mut self, st: &TcpState, ackno: i64, blocks: &[(i64, i64)]) {
+        self.sack.on_sack(st, blocks);
+        self.sack.drop_to(ackno);
+        for &(start, end) in blocks {
+            for set in [&mut self.lost, &mut self.retrans] {
+                let inside: Vec<i64> = set.range(start..end).copied().collect();
+                inside.iter().for_each(|s| {
+                    set.remove(s);
+                });
+            }
+        }
+        self.lost = self.lost.split_off(&(ackno + 1));
+        self.retrans = self.retrans.split_off(&(ackno + 1));
+    }
+
+    /// Step 5, `RACK_detect_loss`: marks lost every packet sent before RACK's that has waited
+    /// RACK.rtt + reo_wnd; returns how long the next one still has to wait, if any. Original
+    /// transmissions leave in sequence order, so the scan of holes stops at the first sent after
+    /// RACK's; retransmissions are checked one by one.
+    fn detect_loss(&mut self, core: &SenderCore, now: Time) -> (bool, Option<Time>) {
+        let Some(rack) = self.rack else { return (false, None) };
+        let wait = self.rack_rtt + self.reo_wnd(core);
+        let (mut newly_lost, mut remaining) = (vec![], None::<Time>);
+        let mut check = |seq: i64| -> bool {
+            let Some(sent) = core.sent_at(seq) else { return true };
+            if !sent_after(rack, (sent, seq)) {
+                return false;
+            }
+            let due = sent + wait;
+            if due <= now {
+                newly_lost.push(seq);
+            } else {
+                remaining = Some(remaining.map_or(due - now, |r| r.max(due - now)));
+            }
+            true
+        };
+        let mut s = core.st.highest_ack;
+        while let Some(h) = self.sack.first_hole(s, core.st.maxseq + 1) {
+            s = h;
+            if !self.lost.contains(&h) && !self.retrans.contains(&h) && !check(h) {
+                break;
+            }
+        }
+        for &seq in &self.retrans {
+            check(seq);
+        }
+        for seq in &newly_lost {
+            self.retrans.remove(seq);
+            self.lost.insert(*seq);
+        }
+        (!newly_lost.is_empty(), remaining)
+    }
+
+    /// Fast recovery starts (Linux `tcp_enter_recovery`): the window law cuts, PRR starts counting.
+    fn enter_recovery(&mut self, core: &mut SenderCore, law: &mut AnyLaw, now: Time) {
+        let st = &mut core.st;
+        st.cwr = false;
+        st.recover = st.maxseq;
+        st.last_action = CwndAction::DupAck;
+        law.on_fast_retransmit(st, now);
+        core.stats.fast_retransmits += 1;
+        self.prr = PrrCount::start(core.st.outstanding());
+        self.state = State::Recovery;
+    }
+
+    /// Sends one packet: the lowest marked lost, else new data; false if neither may go.
+    fn send_one(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        if let Some(seq) = self.lost.pop_first() {
+            self.retrans.insert(seq);
+            core.retransmit(now, seq, out);
+            if seq == core.st.highest_ack + 1 {
+                self.rto_at = None; // Linux `tcp_xmit_retransmit_queue`: the head's resend restarts the RTO
+            }
+            return true;
+        }
+        let st = &core.st;
+        if st.t_seqno < core.size_pkts() && st.t_seqno <= st.highest_ack + st.wmax as i64 {
+            core.send_next(now, out);
+            return true;
+        }
+        false
+    }
+
+    /// Sends what the state allows: PRR's count in recovery, else what the window leaves.
+    fn transmit(&mut self, core: &mut SenderCore, now: Time, delivered: i64, una_advanced: bool, out: &mut Vec<i64>) {
+        let budget = if self.state == State::Recovery {
+            if delivered <= 0 {
+                return;
+            }
+            self.prr.delivered += delivered;
+            let pipe = self.in_flight(&core.st);
+            let mut n = self.prr.sndcnt(pipe, core.st.ssthresh, delivered, una_advanced);
+            if self.prr.out == 0 {
+                n = n.max(1); // Linux: the first ACK of recovery always lets the retransmission out
+            }
+            core.st.cwnd = (pipe + n) as f64;
+            n
+        } else {
+            i64::MAX
+        };
+        let cap = if core.max_burst() > 0 { core.max_burst() as i64 } else { i64::MAX };
+        let mut sent = 0;
+        while sent < budget.min(cap) {
+            if budget == i64::MAX && self.in_flight(&core.st) as f64 >= core.st.cwnd.min(core.st.wmax).floor() {
+                break;
+            }
+            if !self.send_one(core, now, out) {
+                break;
+            }
+            sent += 1;
+        }
+        if self.state == State::Recovery {
+            self.prr.out += sent;
+        }
+    }
+
+    /// Arms the one timer: RACK's reordering timer if a packet awaits it, else a loss probe in
+    /// Open with none outstanding, else the retransmission timeout.
+    fn arm(&mut self, core: &mut SenderCore, now: Time, reordering_wait: Option<Time>) {
+        if core.st.outstanding() <= 0 {
+            (self.rto_at, core.rto_deadline, self.timer) = (None, None, Timer::Rto);
+            return;
+        }
+        let rto_at = *self.rto_at.get_or_insert(now + from_secs(core.rto_s()));
+        let (timer, at) = match (reordering_wait, core.srtt_s()) {
+            (Some(w), _) if now + w < rto_at => (Timer::Reordering, now + w),
+            (None, Some(srtt)) if self.state == State::Open && self.probe.is_none() => {
+                // Section 7.2: no later than the RTO would fire, and in its place.
+                let lone = if core.st.outstanding() == 1 { WC_DEL_ACK_S } else { 0.0 };
+                (Timer::Probe, (now + from_secs(2.0 * srtt + lone)).min(rto_at))
+            }
+            _ => (Timer::Rto, rto_at),
+        };
+        (self.timer, core.rto_deadline) = (timer, Some(at));
+    }
+
+    /// RFC 8985 section 7.4: an ACK that covers a retransmitted probe after a min RTT means the
+    /// probe repaired a tail loss, and the window law responds as to a loss.
+    fn on_probe_acked(&mut self, core: &mut SenderCore, law: &mut AnyLaw, ackno: i64, now: Time) {
+        let Some(p) = self.probe.filter(|p| ackno >= p.end) else { return };
+        self.probe = None;
+        let repaired = p.retransmitted_at.is_some_and(|t| now - t >= self.min_rtt.unwrap_or(0));
+        if repaired && self.state == State::Open {
+            law.on_fast_retransmit(&mut core.st, now);
+        }
+    }
+
+    /// Section 7.3: the probe timer fired. Sends one new packet if it may (the window aside),
+    /// else the highest packet sent again; the retransmission timer then runs.
+    fn send_probe(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) {
+        let st = &core.st;
+        let retransmitted_at = if st.t_seqno < core.size_pkts() && st.t_seqno <= st.highest_ack + st.wmax as i64 {
+            core.send_next(now, out);
+            None
+        } else {
+            core.retransmit(now, st.maxseq, out);
+            self.retrans.insert(core.st.maxseq);
+            Some(now)
+        };
+        self.probe = Some(Probe { end: core.st.maxseq, retransmitted_at });
+        self.rto_at = None; // the RTO restarts with the probe
+        self.arm(core, now, None);
+    }
+
+    /// Linux `tcp_timeout_mark_lost` after an RTO: the first outstanding packet is lost, the
+    /// others if RACK.rtt + reo_wnd has passed since they were sent.
+    fn mark_lost_on_rto(&mut self, core: &SenderCore, now: Time) {
+        let wait = self.rack_rtt + self.reo_wnd(core);
+        self.retrans.clear();
+        let mut s = core.st.highest_ack;
+        while let Some(h) = self.sack.first_hole(s, core.st.maxseq + 1) {
+            if h == core.st.highest_ack + 1 || core.sent_at(h).is_none_or(|t| now - t >= wait) {
+                self.lost.insert(h);
+            }
+            s = h;
+        }
+    }
+}
+
+impl Recovery for RackTlp {
+    fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, _ackno: i64) -> AckKind {
+        law.on_ack(st, ack); // not reached: `on_any_ack` takes every ACK
+        AckKind::Full
+    }
+
+    fn send_budget(&self, _st: &TcpState, _max_burst: u32) -> Option<u32> {
+        None
+    }
+
+    fn inflates_window(&self) -> bool {
+        false
+    }
+
+    fn uses_sack(&self) -> bool {
+        true
+    }
+
+    fn goes_back_n(&self) -> bool {
+        false
+    }
+
+    fn wants_send_times(&self) -> bool {
+        true
+    }
+
+    fn on_any_ack(
+        &mut self,
+        core: &mut SenderCore,
+        law: &mut AnyLaw,
+        ack: &Ack,
+        ackno: i64,
+        sack: &[(i64, i64)],
+        out: &mut Vec<i64>,
+    ) -> bool {
+        let now = ack.now;
+        let una = core.st.highest_ack;
+        let advanced = ackno > una;
+        let sacked_before = self.sack.sacked_pkts();
+        self.advance(core, ackno, sack, now);
+        self.take_delivered(&core.st, ackno, sack);
+        let delivered = (ackno - una).max(0) + self.sack.sacked_pkts() - sacked_before;
+        if advanced {
+            if self.state != State::Recovery {
+                law.on_ack(&mut core.st, ack);
+            }
+            core.st.highest_ack = ackno;
+            core.st.t_seqno = core.st.t_seqno.max(ackno + 1);
+            self.rto_at = None; // restarts (RFC 6298 5.3)
+        }
+        if self.state != State::Open && ackno >= core.st.recover {
+            if self.state == State::Recovery {
+                core.st.cwnd = core.st.ssthresh.min(core.st.wmax); // PRR's end of recovery
+            }
+            self.state = State::Open;
+            core.st.last_action = CwndAction::Exited;
+        }
+        self.on_probe_acked(core, law, ackno, now);
+        let (newly_lost, wait) = self.detect_loss(core, now);
+        if newly_lost && self.state == State::Open {
+            self.enter_recovery(core, law, now);
+        }
+        self.transmit(core, now, delivered, advanced, out);
+        self.arm(core, now, wait);
+        true
+    }
+
+    /// After a retransmission timeout (the window law has set cwnd).
+    fn send(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        if std::mem::take(&mut self.rto_fired) {
+            self.mark_lost_on_rto(core, now);
+        }
+        self.transmit(core, now, 0, false, out);
+        self.rto_at = None;
+        self.arm(core, now, None);
+        true
+    }
+
+    fn on_timeout(&mut self, _st: &TcpState) {
+        self.state = State::Loss;
+        self.probe = None;
+        self.rto_fired = true;
+    }
+
+    fn on_timer(&mut self, core: &mut SenderCore, law: &mut AnyLaw, now: Time, out: &mut Vec<i64>) -> bool {
+        match self.timer {
+            Timer::Rto => false,
+            Timer::Probe => {
+                self.send_probe(core, now, out);
+                true
+            }
+            Timer::Reordering => {
+                let (newly_lost, wait) = self.detect_loss(core, now);
+                if newly_lost && self.state == State::Open {
+                    self.enter_recovery(core, law, now);
+                }
+                self.transmit(core, now, i64::from(newly_lost), false, out);
+                self.arm(core, now, wait);
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::params::{Param, Value};
+    use crate::rng::{stream, Stream};
+    use crate::tcp::sender::{TcpParams, TcpSender};
+    use crate::tcp::TcpConfig;
+    use crate::time::{from_secs, Time};
+
+    const MS: Time = 1_000_000_000;
+
+    /// A NewReno-law sender with RACK-TLP, 10 packets of window, exact RTT samples.
+    fn sender(size_pkts: i64) -> TcpSender {
+        let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("rack_tlp"))]);
+        let t = TcpConfig::parse(&v).unwrap();
+        let p = TcpParams {
+            init_cwnd: 10.0,
+            init_ssthresh: 100.0,
+            wmax: 100.0,
+            min_rto_s: 0.2,
+            max_rto_s: 60.0,
+            init_rto_s: 3.0,
+            tick_s: 0.0,
+            limited_transmit: true,
+            max_burst: 0,
+            ecn: false,
+        };
+        let s = TcpSender::new(p, (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
+        s.with_size(size_pkts)
+    }
+
+    /// Packets 0-9 leave at t = 0; 0 is acknowledged at 100 ms (RACK.rtt and min RTT 100 ms).
+    fn started(size_pkts: i64) -> (TcpSender, Vec<i64>) {
+        let mut s = sender(size_pkts);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out, (0..10).collect::<Vec<_>>());
+        out.clear();
+        s.on_ack_with(100 * MS, 0, &[], &mut out);
+        (s, out)
+    }
+
+    /// RFC 8985 section 6.2: packet 1 is missing when 2 is SACKed. With one packet SACKed and no
+    /// reordering seen, the reordering window is min RTT / 4 = 25 ms: 1 is lost only at
+    /// 101 + 25 ms, when the reordering timer fires, and recovery retransmits it then.
+    #[test]
+    fn a_hole_waits_out_the_reordering_window() {
+        let (mut s, mut out) = started(12);
+        out.clear();
+        s.on_ack_with(101 * MS, 0, &[(2, 3)], &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(s.rto_deadline(), Some(126 * MS), "the reordering timer: sent 0 + RACK.rtt 101 + 25 ms");
+        assert!(s.on_rto_timer(126 * MS, &mut out));
+        assert_eq!(out, vec![1], "marked lost and retransmitted");
+        assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
+    }
+
+    /// With DupThresh (3) packets SACKed and no reordering seen, the window is 0: the hole is
+    /// lost as soon as a packet sent after it is delivered.
+    #[test]
+    fn three_sacked_close_the_window() {
+        let (mut s, mut out) = started(12);
+        out.clear();
+        s.on_ack_with(101 * MS, 0, &[(2, 4)], &mut out);
+        assert!(out.is_empty());
+        s.on_ack_with(102 * MS, 0, &[(2, 5)], &mut out);
+        assert_eq!(out.first(), Some(&1), "{out:?}");
+        assert_eq!(s.stats().fast_retransmits, 1);
+    }
+
+    /// A hole that fills by itself within the window was reordering, not loss: nothing is
+    /// retransmitted, and later holes get the reordering window even with 3 SACKed.
+    #[test]
+    fn reordering_is_not_loss_and_widens_the_window() {
+        let (mut s, mut out) = started(40);
+        out.clear();
+        s.on_ack_with(101 * MS, 0, &[(2, 3)], &mut out);
+        s.on_ack_with(110 * MS, 2, &[], &mut out); // 1 arrived late
+        assert!(!out.contains(&1), "{out:?}");
+        s.on_ack_with(111 * MS, 2, &[(4, 7)], &mut out);
+        assert!(!out.contains(&3), "reordering seen: 3 SACKed no longer close the window: {out:?}");
+        assert_eq!(s.stats().fast_retransmits, 0);
+    }
+
+    /// RFC 8985 section 7: the last two packets are lost. With two packets out, the probe timer
+    /// is 2 SRTT (200 ms) after the last ACK, before the RTO (srtt + 4 rttvar = 300 ms); with no
+    /// new data the probe retransmits the last packet, whose SACK then shows 8 lost.
+    #[test]
+    fn a_tail_loss_probe_fires_at_two_srtt() {
+        let (mut s, mut out) = started(10);
+        for a in 1..=7 {
+            s.on_ack_with(100 * MS, a, &[], &mut out);
+        }
+        assert_eq!(s.rto_deadline(), Some(300 * MS), "2 SRTT after the last ACK");
+        out.clear();
+        assert!(s.on_rto_timer(300 * MS, &mut out));
+        assert_eq!((out.clone(), s.stats().timeouts), (vec![9], 0), "the probe: the last packet again");
+        out.clear();
+        s.on_ack_with(400 * MS, 7, &[(9, 10)], &mut out);
+        assert_eq!(out, vec![8], "RACK: 8 was sent before the delivered probe");
+        s.on_ack_with(500 * MS, 9, &[], &mut out);
+        assert!(s.finished());
+        assert_eq!(s.stats().timeouts, 0);
+    }
+
+    /// One packet out: the probe would wait 2 SRTT plus the worst-case delayed ACK (400 ms), so
+    /// it fires in the RTO's place, at 300 ms, and sends the packet again without a timeout.
+    #[test]
+    fn a_lone_packet_probes_no_later_than_the_rto() {
+        let (mut s, mut out) = started(10);
+        for a in 1..=8 {
+            s.on_ack_with(100 * MS, a, &[], &mut out);
+        }
+        assert_eq!(s.rto_deadline(), Some(100 * MS + from_secs(0.3)));
+        out.clear();
+        assert!(s.on_rto_timer(400 * MS, &mut out));
+        assert_eq!((out, s.stats().timeouts), (vec![9], 0));
+    }
+}
