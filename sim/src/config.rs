@@ -138,12 +138,14 @@ impl SimConfig {
             );
         }
         let recovery = crate::tcp::RECOVERIES.iter().find(|e| e.name == tc.recovery).expect("validated");
-        if recovery.sends_itself && tc.release != "window" {
+        if !recovery.releases.is_empty() && !recovery.releases.contains(&tc.release.as_str()) {
             return err(
                 "tcp.release",
                 format!(
-                    "must be window with tcp.recovery {} (it sends on the ACK clock), got {}",
-                    tc.recovery, tc.release
+                    "must be {} with tcp.recovery {} (it decides every transmission), got {}",
+                    recovery.releases.join(" or "),
+                    tc.recovery,
+                    tc.release
                 ),
             );
         }
@@ -212,27 +214,47 @@ impl SimConfig {
         }
         self.check_delays(&net)?;
         self.check_marking(&net)?;
-        self.check_ecn_laws()?;
+        self.check_law_needs()?;
         Ok(net)
     }
 
-    /// A law that needs ECN marks (DCTCP) needs ECN senders: without them it would be Reno.
-    fn check_ecn_laws(&self) -> Result<(), ConfigError> {
-        if self.tcp.common().ecn {
-            return Ok(());
-        }
+    /// Every TCP of the run: the `tcp` section, its mix groups, the TCP traffic groups'.
+    fn all_tcp(&self) -> Vec<TcpConfig> {
         let mixed = self.tcp_mix.as_deref().map(crate::tcp::mix::parse).and_then(Result::ok).unwrap_or_default();
-        let laws = std::iter::once(self.tcp.0.variant)
-            .chain(mixed.iter().filter_map(|g| TcpConfig::parse(&Value::str(&g.name)).ok()).map(|t| t.0.variant))
-            .chain(self.traffic.iter().map(|g| g.tcp_or(&self.tcp).0.variant));
-        let needs_ecn = |law: &&str| crate::tcp::LAWS.iter().any(|e| e.def.name == *law && e.needs_ecn);
-        match laws.into_iter().find(needs_ecn) {
-            None => Ok(()),
-            Some(law) => Err(ConfigError::at(
-                "tcp.ecn",
-                format!("{law} reacts to ECN marks: set tcp.ecn=true (with a marking queue, e.g. queue=step)"),
-            )),
+        std::iter::once(self.tcp.clone())
+            .chain(mixed.iter().filter_map(|g| self.tcp.group(&g.name).ok()))
+            .chain(self.traffic.iter().map(|g| g.tcp_or(&self.tcp).clone()))
+            .collect()
+    }
+
+    /// A law that needs ECN marks (DCTCP) needs ECN senders: without them it would be Reno. A law
+    /// that paces (BBR) needs the paced release: without it, it would burst its window.
+    fn check_law_needs(&self) -> Result<(), ConfigError> {
+        let entry = |t: &TcpConfig| crate::tcp::LAWS.iter().find(|e| e.def.name == t.0.variant).expect("validated");
+        for t in self.all_tcp() {
+            let law = entry(&t);
+            if law.needs_ecn && !self.tcp.common().ecn {
+                return Err(ConfigError::at(
+                    "tcp.ecn",
+                    format!(
+                        "{} reacts to ECN marks: set tcp.ecn=true (with a marking queue, e.g. queue=step)",
+                        law.def.name
+                    ),
+                ));
+            }
+            if law.needs_pacing && t.common().release != "paced" {
+                return Err(ConfigError::at(
+                    "tcp.release",
+                    format!(
+                        "{} paces its packets (as Linux does): set tcp.release=paced (tcp={} has it), got {}",
+                        law.def.name,
+                        law.def.name,
+                        t.common().release
+                    ),
+                ));
+            }
         }
+        Ok(())
     }
 
     /// A queue that marks ECN needs ECN senders: refused rather than warned, since it would

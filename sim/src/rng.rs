@@ -40,6 +40,13 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A stream of its own for a component built beside another from one stream (a sender's window
+/// law beside its release), which leaves that stream's draws as they were.
+pub fn derived(rng: &SimRng, salt: u64) -> SimRng {
+    use rand::RngCore;
+    SimRng::seed_from_u64(mix(rng.clone().next_u64() ^ salt))
+}
+
 pub fn stream(seed: u64, kind: Stream, id: u64) -> SimRng {
     let s = mix(mix(mix(seed) ^ (kind as u64)) ^ id);
     SimRng::seed_from_u64(s)

@@ -22,8 +22,8 @@ def parking_lot(**params):
         (
             {"tcp": "vegas"},
             "tcp",
-            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, dctcp, linux, paced, poisson, "
-            "cubic_rfc9438",
+            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, dctcp, linux, bbr, paced, "
+            "poisson, cubic_rfc9438",
         ),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),
@@ -42,13 +42,14 @@ def parking_lot(**params):
         ({"tcp": {"cc": "vegas"}}, "tcp.cc", "allowed: newreno"),
         ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack, linux, prr, rack_tlp"),
         (
-            {"tcp": {"recovery": "rack_tlp", "release": "paced"}},
+            {"tcp": {"recovery": "rack_tlp", "release": "poisson"}},
             "tcp.release",
-            "must be window with tcp.recovery rack_tlp",
+            "must be window or paced with tcp.recovery rack_tlp",
         ),
         ({"tcp": {"cc": "cubic_rfc9438", "beta": 1.0}}, "tcp.beta", "[0.01, 0.99]"),
         ({"tcp": {"cc": "cubic_rfc9438", "slow_start": "hystart"}}, "tcp.slow_start", "allowed: rfc9406, standard"),
         ({"tcp": {"recovery": "linux", "release": "paced"}}, "tcp.release", "must be window with tcp.recovery linux"),
+        ({"tcp": {"cc": "bbr", "recovery": "sack", "release": "window"}}, "tcp.release", "bbr paces its packets"),
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),
         # per-link settings of the parking lot

@@ -248,6 +248,11 @@ REFERENCE: dict[str, dict[str, Any]] = {
     "linux": dict(tcp="linux", flows=20, buffer_pkts=30, **{**_DUMB, "wmax_pkts": 1000}),
     "linux_shallow": dict(tcp="linux", flows=20, buffer_pkts=4, **{**_DUMB, "wmax_pkts": 1000}),
     "newreno_prr": dict(tcp=dict(cc="newreno", recovery="prr"), flows=20, buffer_pkts=10, **_DUMB),
+    # BBR v1 with RACK-TLP, paced, against CUBIC in a shallow buffer; and with RFC 6675 SACK.
+    "bbr_vs_linux": dict(tcp_mix="bbr:5,linux:5", flows=10, buffer_pkts=15, **{**_DUMB, "wmax_pkts": 1000}),
+    "bbr_sack": dict(
+        tcp=dict(cc="bbr", recovery="sack", release="paced"), flows=8, buffer_pkts=60, **{**_DUMB, "wmax_pkts": 1000}
+    ),
 }
 
 NULL_WAS_NAN = {

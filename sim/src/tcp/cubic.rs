@@ -32,6 +32,8 @@ pub const ENTRY: LawEntry = LawEntry {
     },
     factory,
     needs_ecn: false,
+    needs_pacing: false,
+    modes: &[],
 };
 
 fn factory(v: &Value) -> LawFactory {

@@ -29,6 +29,8 @@ pub const ENTRY: LawEntry = LawEntry {
     },
     factory,
     needs_ecn: true,
+    needs_pacing: false,
+    modes: &[],
 };
 
 fn factory(v: &Value) -> LawFactory {

@@ -36,6 +36,8 @@ pub const ENTRY: LawEntry = LawEntry {
     },
     factory,
     needs_ecn: false,
+    needs_pacing: false,
+    modes: &[],
 };
 
 fn factory(_: &Value) -> LawFactory {

@@ -26,6 +26,8 @@ pub const ENTRY: LawEntry = LawEntry {
     },
     factory,
     needs_ecn: false,
+    needs_pacing: false,
+    modes: &[],
 };
 
 fn factory(v: &Value) -> LawFactory {

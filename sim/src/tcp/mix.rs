@@ -1,7 +1,7 @@
 //! Variant mixes (`tcp_mix`): each route's long flows split into groups with their own TCP.
 //! Details: docs/tcp.md, `tcp/mix.rs`.
 
-use super::TcpConfig;
+use super::{TcpCommon, TcpConfig, TCP};
 use crate::params::{ConfigError, Param, Tagged, Value};
 
 /// One group of a mix: its name as written, and its flow count.
@@ -39,6 +39,16 @@ impl TcpConfig {
         let mut common = self.0.common.clone();
         common.recovery.clone_from(&named.0.common.recovery);
         common.release.clone_from(&named.0.common.release);
+        // A preset's other settings come with it (the `linux` sender's initial window, delayed ACKs).
+        if let Some(preset) = TCP.presets.iter().find(|p| p.name == name) {
+            let Value::Map(mut fields) = common.value() else { unreachable!("a record is a mapping") };
+            for (key, setting) in preset.set.iter().filter(|(k, _)| *k != TCP.tag) {
+                if let Some(f) = fields.iter_mut().find(|f| f.0 == *key) {
+                    f.1 = setting.value();
+                }
+            }
+            common = TcpCommon::parse(&Value::Map(fields))?;
+        }
         let same_law = named.0.variant == self.0.variant;
         let params = if same_law { self.0.params.clone() } else { named.0.params.clone() };
         Ok(TcpConfig(Tagged { variant: named.0.variant, common, params, label: named.0.label }))

@@ -4,11 +4,14 @@
 
 pub mod hystart;
 pub mod linux;
+pub mod minmax;
 pub mod mix;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod release;
 pub mod sender;
+pub mod seq_ring;
 
 use crate::params::Setting::{Bool, Num, Str};
 use crate::params::{float_in, int_in, non_negative, one_of, opt, positive, PresetDef, UnionDef, Value, VariantDef};
@@ -163,6 +166,34 @@ pub trait WindowLaw: Send {
     fn echoes_ce_exactly(&self) -> bool {
         false
     }
+    /// The sender must run the delivery-rate estimator (`rate.rs`) and pass its samples to
+    /// `on_rate_sample`.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+    /// Linux's `cong_control` hook: after every ACK's loss processing (a law that sets its
+    /// window itself, BBR, does it here; recoveries then only choose what to send).
+    fn on_rate_sample(&mut self, _st: &mut TcpState, _rs: &rate::RateSample) {}
+    /// The law's pacing rate in packets per second, which `release = paced` follows.
+    fn pacing_rate_pps(&self) -> Option<f64> {
+        None
+    }
+    /// The law sets the window on every ACK (`on_rate_sample`), Linux's `cong_control`: loss
+    /// recovery must not (no PRR), only choose what to send.
+    fn sets_window(&self) -> bool {
+        false
+    }
+    /// After `on_rate_sample`: the sender should mark its samples app-limited (BBR's PROBE_RTT).
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+    /// Once, before the flow starts: its own random stream and the packet size.
+    fn init(&mut self, _rng: SimRng, _pkt_bytes: f64) {}
+    /// The law's current mode, for per-mode time accounting (BBR's state), as an index into
+    /// `LawEntry::modes`.
+    fn mode(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// What a new cumulative ACK meant to loss recovery.
@@ -212,6 +243,25 @@ pub trait Recovery: Send {
     /// The sender must keep each packet's send time (`SenderCore::sent_at`): RACK reads them.
     fn wants_send_times(&self) -> bool {
         false
+    }
+
+    /// Once, at the sender's construction: the window law sets the window itself on every ACK
+    /// (BBR; the recovery then only chooses what to send, as Linux skips PRR for such a law), and
+    /// the release paces (a recovery that sends by itself then paces too).
+    fn configure(&mut self, _law_sets_window: bool, _paced: bool) {}
+
+    /// After `on_any_ack` took an ACK whole and the window law had its rate sample: send.
+    fn after_ack(&mut self, _core: &mut sender::SenderCore, _now: Time, _out: &mut Vec<i64>) {}
+
+    /// The release timer fired: a recovery that paces its own sending takes it and returns true.
+    fn on_send_timer(&mut self, _core: &mut sender::SenderCore, _now: Time, _out: &mut Vec<i64>) -> bool {
+        false
+    }
+
+    /// Packets in flight as this recovery counts them (Linux `tcp_packets_in_flight`): what is
+    /// outstanding, less what a scoreboard knows delivered or lost.
+    fn in_flight(&self, st: &TcpState) -> i64 {
+        st.outstanding()
     }
 
     /// The retransmission timer fired. A recovery that multiplexes its own timers onto it (RACK's
@@ -264,6 +314,10 @@ pub trait Release: Send {
     fn on_timer(&mut self, core: &mut sender::SenderCore, now: Time, out: &mut Vec<i64>);
     /// The flow starts, or restarts after a timeout: pacing starts afresh.
     fn restart(&mut self, _now: Time) {}
+    /// It spaces packets at the law's pacing rate or srtt / window (`paced`).
+    fn paces(&self) -> bool {
+        false
+    }
 }
 
 /// Builds a window law from its validated parameters (once per run; called per connection).
@@ -275,6 +329,10 @@ pub struct LawEntry {
     pub factory: fn(&Value) -> LawFactory,
     /// The law reacts to ECN marks and is refused without `tcp.ecn` (DCTCP).
     pub needs_ecn: bool,
+    /// The law paces its packets and is refused without `tcp.release = paced` (BBR).
+    pub needs_pacing: bool,
+    /// Names of the law's modes (`WindowLaw::mode`), whose time a flow accounts; empty if none.
+    pub modes: &'static [&'static str],
 }
 
 // Each registry is an enum over its components, dispatched statically (a sender holds its law,
@@ -336,6 +394,34 @@ macro_rules! window_laws {
             fn echoes_ce_exactly(&self) -> bool {
                 match self { $(AnyLaw::$law(l) => l.echoes_ce_exactly(),)* }
             }
+            #[inline]
+            fn wants_rate_samples(&self) -> bool {
+                match self { $(AnyLaw::$law(l) => l.wants_rate_samples(),)* }
+            }
+            #[inline]
+            fn on_rate_sample(&mut self, st: &mut TcpState, rs: &rate::RateSample) {
+                match self { $(AnyLaw::$law(l) => l.on_rate_sample(st, rs),)* }
+            }
+            #[inline]
+            fn pacing_rate_pps(&self) -> Option<f64> {
+                match self { $(AnyLaw::$law(l) => l.pacing_rate_pps(),)* }
+            }
+            #[inline]
+            fn sets_window(&self) -> bool {
+                match self { $(AnyLaw::$law(l) => l.sets_window(),)* }
+            }
+            #[inline]
+            fn marks_app_limited(&self) -> bool {
+                match self { $(AnyLaw::$law(l) => l.marks_app_limited(),)* }
+            }
+            #[inline]
+            fn init(&mut self, rng: SimRng, pkt_bytes: f64) {
+                match self { $(AnyLaw::$law(l) => l.init(rng, pkt_bytes),)* }
+            }
+            #[inline]
+            fn mode(&self) -> Option<usize> {
+                match self { $(AnyLaw::$law(l) => l.mode(),)* }
+            }
         }
 
         /// The window laws (`tcp.cc`).
@@ -355,6 +441,7 @@ window_laws! {
     lp::Lp,
     dctcp::Dctcp,
     cubic_rfc9438::CubicRfc9438,
+    bbr::Bbr,
 }
 
 pub use recovery::{AnyRecovery, RecoveryEntry, RECOVERIES};
@@ -378,9 +465,9 @@ crate::params! {
     pub struct TcpCommon as "TcpCommon" {
         /// Loss recovery: reno (RFC 5681, ns-2 Agent/TCP/Reno: a second loss in a window usually
         /// costs a timeout), newreno (RFC 6582, ns-2 Agent/TCP/Newreno), sack (RFC 6675, ns-2
-        /// Agent/TCP/Sack1), linux (ns-2 TCP-Linux's FACK scoreboard and rate halving), prr (RFC
-        /// 6675 with RFC 6937's proportional rate reduction) or rack_tlp (RFC 8985 with PRR, as
-        /// Linux 4.18+); linux and rack_tlp take release window only.
+        /// Agent/TCP/Sack1), linux (ns-2 TCP-Linux's FACK scoreboard and rate halving; release
+        /// window), prr (RFC 6675 with RFC 6937's proportional rate reduction) or rack_tlp (RFC
+        /// 8985 with PRR, as Linux 4.18+; release window or paced).
         recovery: String = "newreno".into(), check one_of(recovery_names);
         /// How the packets the window allows leave: window (ACK-clocked), paced (one every srtt /
         /// window: Paced TCP), poisson (exponential gaps at rate window / srtt, Enachescu's Theorem 1).
@@ -488,6 +575,11 @@ pub static TCP: UnionDef = UnionDef {
                 ("delayed_ack", Bool(true)),
                 ("delack_ms", Num(40.0)),
             ],
+        },
+        PresetDef {
+            name: "bbr",
+            doc: "BBR v1 (Linux tcp_bbr.c) pacing at its model's rate, with RACK-TLP (as Linux runs it)",
+            set: &[("cc", Str("bbr")), ("recovery", Str("rack_tlp")), ("release", Str("paced"))],
         },
         PresetDef {
             name: "paced",

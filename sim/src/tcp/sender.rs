@@ -2,6 +2,8 @@
 //! `Agent/TCP`: window, RTT and RTO, duplicate ACKs, go-back-N.
 //! Details: docs/tcp.md, `tcp/sender.rs`.
 
+use super::rate::{CaState, RateSample, RateSampler};
+use super::seq_ring::SeqRing;
 use super::{
     Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState, WindowLaw,
 };
@@ -19,6 +21,8 @@ pub struct TcpParams {
     pub limited_transmit: bool,
     pub max_burst: u32,
     pub ecn: bool,
+    /// The receiver delays ACKs, with this timer (the sender's group decides; `world` reads it).
+    pub delayed_ack: Option<Time>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,15 +49,21 @@ pub struct SenderCore {
     /// Packets to send in all (i64::MAX = unbounded).
     size_pkts: i64,
     pub stats: SenderStats,
-    /// When each recent sequence was last sent, indexed by `seq & (len - 1)` (ns-2's `tss`):
-    /// the timestamp an ACK echoes. Empty unless the window law reads timestamps.
-    sent_at: Vec<Time>,
+    /// When each outstanding packet was last sent (ns-2's `tss`): the timestamp an ACK echoes, and
+    /// RACK's send times. Empty unless the window law or the recovery reads them.
+    sent_at: SeqRing<Time>,
     /// ECN: no new reduction for an ECE until this sequence is acknowledged (one a window), and
     /// whether the next data packet carries CWR.
     ecn_recover: i64,
     cwr_pending: bool,
     /// The ACK being processed carried ECE (`on_ece` precedes its `on_ack_*`).
     ece_ack: bool,
+    /// The delivery-rate estimator, if the window law reads its samples.
+    rate: Option<Box<RateSampler>>,
+    /// Packets the recoveries have marked lost (Linux `tp->lost`).
+    pub lost_pkts: u64,
+    /// The window law's pacing rate, which the paced release follows.
+    pub pacing_rate_pps: Option<f64>,
 }
 
 impl SenderCore {
@@ -116,32 +126,16 @@ impl SenderCore {
 
     /// When `seq` was last sent, if the sender keeps send times (for timestamps or RACK).
     pub fn sent_at(&self, seq: i64) -> Option<Time> {
-        let mask = self.sent_at.len().checked_sub(1)?;
-        (seq >= 0 && seq <= self.st.maxseq).then(|| self.sent_at[seq as usize & mask])
-    }
-
-    /// Records when `seq` was sent, growing the ring to twice the span from the cumulative ACK
-    /// (an echoed packet lies in that span, so no live entry is overwritten; the ring starts
-    /// small, as most windows are).
-    fn record_sent(&mut self, now: Time, seq: i64) {
-        let len = self.sent_at.len();
-        let span = (seq.max(self.st.maxseq) - self.st.highest_ack).max(1) as usize;
-        if 2 * span >= len {
-            let grown = (4 * span).next_power_of_two();
-            let mut ring = vec![0; grown];
-            for s in (self.st.highest_ack + 1).max(0)..=self.st.maxseq {
-                ring[s as usize & (grown - 1)] = self.sent_at[s as usize & (len - 1)];
-            }
-            self.sent_at = ring;
-        }
-        let mask = self.sent_at.len() - 1;
-        self.sent_at[seq as usize & mask] = now;
+        self.sent_at.get(seq, self.st.maxseq)
     }
 
     /// Emits `seq` (new data or a retransmission) and arms the RTO if it is not running.
     fn output(&mut self, now: Time, seq: i64, out: &mut Vec<i64>) {
-        if !self.sent_at.is_empty() {
-            self.record_sent(now, seq);
+        if self.sent_at.enabled() {
+            self.sent_at.set(seq, now, self.st.highest_ack, self.st.maxseq);
+        }
+        if let Some(r) = &mut self.rate {
+            r.on_send(seq, now, self.st.highest_ack, self.st.maxseq);
         }
         if seq > self.st.maxseq {
             self.st.maxseq = seq;
@@ -193,8 +187,12 @@ impl SenderCore {
         }
     }
 
-    /// Mean gap between releases for paced and Poisson senders: srtt / window.
+    /// Mean gap between releases for paced and Poisson senders: the law's pacing rate if it
+    /// sets one, else srtt / window.
     pub fn release_gap_s(&self) -> f64 {
+        if let Some(rate) = self.pacing_rate_pps {
+            return 1.0 / rate;
+        }
         let w = (self.st.cwnd + self.st.dupwnd as f64).min(self.st.wmax).max(1.0);
         self.srtt_s.unwrap_or(0.0) / w
     }
@@ -224,17 +222,27 @@ impl TcpSender {
             send_deadline: None,
             size_pkts: i64::MAX,
             stats: SenderStats::default(),
-            sent_at: Vec::new(),
+            sent_at: SeqRing::new(false),
             ecn_recover: -1,
             cwr_pending: false,
             ece_ack: false,
+            rate: None,
+            lost_pkts: 0,
+            pacing_rate_pps: None,
         };
         let stamps = law.wants_timestamps();
+        let mut recovery = recovery;
+        recovery.configure(law.sets_window(), release.paces());
         let mut sender = Self { core, law, recovery, release, paused: false, stamps };
-        if stamps || sender.recovery.wants_send_times() {
-            sender.core.sent_at = vec![0; 64];
+        sender.core.sent_at = SeqRing::new(stamps || sender.recovery.wants_send_times());
+        if sender.law.wants_rate_samples() {
+            sender.core.rate = Some(Box::default());
         }
         sender
+    }
+
+    pub fn params(&self) -> &TcpParams {
+        &self.core.p
     }
 
     /// The receiver must send SACK blocks (`on_ack_with`).
@@ -302,6 +310,7 @@ impl TcpSender {
         self.release.restart(now);
         let burst = self.core.p.max_burst;
         self.release.send(&mut self.core, now, burst, out);
+        self.check_app_limited();
     }
 
     /// The release timer of a paced or Poisson sender fired.
@@ -311,7 +320,9 @@ impl TcpSender {
             _ => return,
         }
         self.core.send_deadline = None;
-        self.release.on_timer(&mut self.core, now, out);
+        if !self.recovery.on_send_timer(&mut self.core, now, out) {
+            self.release.on_timer(&mut self.core, now, out);
+        }
     }
 
     pub fn on_ack(&mut self, now: Time, ackno: i64, out: &mut Vec<i64>) {
@@ -342,6 +353,8 @@ impl TcpSender {
             return; // an old ACK, reordered behind newer ones: nothing to learn
         }
         c.end_cwr(ackno);
+        let prior = (self.recovery.in_flight(&c.st), c.lost_pkts);
+        let sample = c.rate.as_mut().map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
             if ackno >= seq && ackno > c.st.highest_ack {
@@ -368,7 +381,11 @@ impl TcpSender {
         self.law.on_ack_event(&mut c.st, &ev);
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
         if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
-            return;
+            if let Some(rs) = sample {
+                self.rate_sample(rs, prior);
+            }
+            self.recovery.after_ack(&mut self.core, now, out);
+            return self.check_app_limited();
         }
         let c = &mut self.core;
         if ackno > c.st.highest_ack {
@@ -390,6 +407,7 @@ impl TcpSender {
                     if restart_timer {
                         c.restart_rto(now);
                     }
+                    c.lost_pkts += 1;
                     c.output(now, ackno + 1, out);
                 }
                 AckKind::InRecovery => {
@@ -416,17 +434,52 @@ impl TcpSender {
                 }
             }
         }
-        if self.recovery.send(&mut self.core, now, out) {
-            return;
+        if let Some(rs) = sample {
+            self.rate_sample(rs, prior);
         }
-        if let Some(budget) = self.recovery.send_budget(&self.core.st, self.core.p.max_burst) {
-            self.release.send(&mut self.core, now, budget, out);
+        if !self.recovery.send(&mut self.core, now, out) {
+            if let Some(budget) = self.recovery.send_budget(&self.core.st, self.core.p.max_burst) {
+                self.release.send(&mut self.core, now, budget, out);
+            }
+        }
+        self.check_app_limited();
+    }
+
+    /// Completes the ACK's rate sample with what the recovery made of it (in flight before and
+    /// after, losses marked), and gives it to the window law (Linux's `tcp_cong_control`).
+    fn rate_sample(&mut self, mut rs: RateSample, (prior_in_flight, prior_lost): (i64, u64)) {
+        let c = &mut self.core;
+        rs.prior_in_flight = prior_in_flight;
+        rs.in_flight = self.recovery.in_flight(&c.st);
+        rs.losses = (c.lost_pkts - prior_lost) as i64;
+        rs.lost_total = c.lost_pkts;
+        rs.srtt_s = c.srtt_s;
+        rs.ca = ca_state(&c.st);
+        self.law.on_rate_sample(&mut c.st, &rs);
+        c.pacing_rate_pps = self.law.pacing_rate_pps();
+        if self.law.marks_app_limited() {
+            if let Some(r) = &mut c.rate {
+                r.mark_app_limited(rs.in_flight);
+            }
+        }
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: a sender with no data left to send and room in its
+    /// window is app-limited, and so are the rate samples of what it sends until then.
+    fn check_app_limited(&mut self) {
+        let c = &mut self.core;
+        if let Some(r) = &mut c.rate {
+            let in_flight = self.recovery.in_flight(&c.st);
+            if c.st.t_seqno >= c.size_pkts && (in_flight as f64) < c.st.cwnd {
+                r.mark_app_limited(in_flight);
+            }
         }
     }
 
     fn fast_retransmit(&mut self, now: Time, out: &mut Vec<i64>) {
         let c = &mut self.core;
         c.stats.fast_retransmits += 1;
+        c.lost_pkts += 1;
         c.st.cwr = false; // loss recovery supersedes CWR, as ns-3's CA_RECOVERY and Linux's
         c.st.recover = c.st.maxseq;
         c.st.last_action = CwndAction::DupAck;
@@ -487,6 +540,7 @@ impl TcpSender {
         }
         let c = &mut self.core;
         c.stats.timeouts += 1;
+        c.lost_pkts += c.st.outstanding().max(0) as u64; // Linux `tcp_enter_loss` marks it all lost
         c.st.cwr = false;
         c.st.dupwnd = 0;
         c.st.dupacks = 0;
@@ -510,6 +564,16 @@ impl TcpSender {
     }
 }
 
+/// The sender's state as Linux names it, for rate-based laws.
+fn ca_state(st: &TcpState) -> CaState {
+    match st.last_action {
+        CwndAction::DupAck => CaState::Recovery,
+        CwndAction::Timeout if st.highest_ack < st.recover => CaState::Loss,
+        _ if st.cwr => CaState::Cwr,
+        _ => CaState::Open,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,6 +594,7 @@ mod tests {
             limited_transmit: true,
             max_burst: 0,
             ecn: false,
+            delayed_ack: None,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::Route;
 use crate::tcp::receiver::{SackList, TcpReceiver};
-use crate::tcp::sender::{TcpParams, TcpSender};
+use crate::tcp::sender::TcpSender;
 use crate::tcp::{LawFactory, TcpConfig};
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -58,7 +58,6 @@ pub(crate) struct Conns {
     /// flows, and every long flow without a mix), then the `tcp_mix` groups, then the TCP
     /// `traffic` groups'.
     pub groups: Vec<(TcpConfig, LawFactory)>,
-    pub tcp_params: TcpParams,
     /// Each long flow's group, topology route, RTT and start time.
     pub flow_group: Vec<usize>,
     pub flow_route: Vec<usize>,
@@ -69,7 +68,7 @@ pub(crate) struct Conns {
 }
 
 impl Conns {
-    pub fn new(n_long: usize, groups: Vec<(TcpConfig, LawFactory)>, tcp_params: TcpParams) -> Self {
+    pub fn new(n_long: usize, groups: Vec<(TcpConfig, LawFactory)>) -> Self {
         Conns {
             n_long,
             conn: Vec::with_capacity(n_long),
@@ -77,7 +76,6 @@ impl Conns {
             receivers: Vec::with_capacity(n_long),
             ack_opts: Vec::with_capacity(n_long),
             groups,
-            tcp_params,
             flow_group: Vec::with_capacity(n_long),
             flow_route: Vec::with_capacity(n_long),
             rtt_s: Vec::with_capacity(n_long),

@@ -7,10 +7,10 @@ use crate::link::{Arrival, Link, Role};
 use crate::metrics::LinkStats;
 use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{droptail::DropTail, Cause, Discipline, Limit, LinkInfo};
-use crate::rng::{stream, SimRng, Stream};
+use crate::rng::{derived, stream, SimRng, Stream};
 use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::{TcpParams, TcpSender};
-use crate::tcp::{mix, LawFactory, TcpConfig};
+use crate::tcp::{mix, LawFactory, TcpConfig, WindowLaw};
 use crate::time::{from_secs, Time};
 use crate::topology::Network;
 use crate::trace::{DEQUEUE, DROP, ENQUEUE};
@@ -38,6 +38,8 @@ pub(crate) struct Route {
 
 /// No timer event pending (later than any deadline).
 const IDLE: Time = Time::MAX;
+/// Salt of a window law's stream, derived from its sender's (`rng::derived`).
+const LAW_SALT: u64 = 0x1a3;
 
 /// A run in progress: the clock, the event list and the links, with the connections, the
 /// traffic and the meters in their own parts. It dispatches events; the parts hold the state.
@@ -64,19 +66,6 @@ impl<'c> World<'c> {
     pub fn new(cfg: &'c SimConfig, net: Network) -> Self {
         let n = net.long_flows() + crate::traffic::bulk_flows(&cfg.traffic);
         let warm = from_secs(cfg.warmup_s);
-        let tc = cfg.tcp.common();
-        let tcp_params = TcpParams {
-            init_cwnd: tc.init_cwnd_pkts,
-            init_ssthresh: tc.init_ssthresh_pkts.unwrap_or(cfg.wmax_pkts as f64),
-            wmax: cfg.wmax_pkts as f64,
-            min_rto_s: tc.min_rto_ms / 1000.0,
-            max_rto_s: tc.max_rto_s,
-            init_rto_s: tc.init_rto_s,
-            tick_s: tc.tick_ms / 1000.0,
-            limited_transmit: tc.limited_transmit,
-            max_burst: tc.max_burst_pkts as u32,
-            ecn: tc.ecn,
-        };
         let mut w = World {
             cfg,
             now: 0,
@@ -87,7 +76,7 @@ impl<'c> World<'c> {
             links: Vec::new(),
             hops: Vec::new(),
             policies: Vec::new(),
-            conns: Conns::new(n, Self::tcp_groups(cfg), tcp_params),
+            conns: Conns::new(n, Self::tcp_groups(cfg)),
             traffic: Traffic::default(),
             meters: Meters::new(cfg, n),
             net,
@@ -236,14 +225,32 @@ impl<'c> World<'c> {
         self.conns.groups[g].0 .0.label
     }
 
+    /// A sender of TCP group `group`, with that group's settings (a mix's `linux` group keeps
+    /// the preset's initial window and delayed ACKs).
     fn new_sender(&self, group: usize, rng: SimRng) -> TcpSender {
         let (t, law) = &self.conns.groups[group];
-        TcpSender::new(self.conns.tcp_params, law(), t.make_recovery(), t.make_release(rng))
+        let tc = t.common();
+        let params = TcpParams {
+            init_cwnd: tc.init_cwnd_pkts,
+            init_ssthresh: tc.init_ssthresh_pkts.unwrap_or(self.cfg.wmax_pkts as f64),
+            wmax: self.cfg.wmax_pkts as f64,
+            min_rto_s: tc.min_rto_ms / 1000.0,
+            max_rto_s: tc.max_rto_s,
+            init_rto_s: tc.init_rto_s,
+            tick_s: tc.tick_ms / 1000.0,
+            limited_transmit: tc.limited_transmit,
+            max_burst: tc.max_burst_pkts as u32,
+            ecn: tc.ecn,
+            delayed_ack: tc.delayed_ack.then(|| from_secs(tc.delack_ms / 1000.0)),
+        };
+        let mut law = law();
+        law.init(derived(&rng, LAW_SALT), self.cfg.pkt_bytes as f64);
+        TcpSender::new(params, law, t.make_recovery(), t.make_release(rng))
     }
 
     fn new_receiver(&self, sender: &TcpSender) -> TcpReceiver {
-        let r =
-            TcpReceiver::new(self.cfg.tcp.common().delayed_ack, from_secs(self.cfg.tcp.common().delack_ms / 1000.0));
+        let delack = sender.params().delayed_ack;
+        let r = TcpReceiver::new(delack.is_some(), delack.unwrap_or(0));
         if sender.echoes_ce_exactly() {
             r.echoing_ce_exactly()
         } else {

@@ -20,7 +20,7 @@ enum CaState {
 pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "linux",
     make: || Linux::default().into(),
-    sends_itself: true,
+    releases: &["window"],
 };
 
 pub struct Linux {
@@ -112,6 +112,10 @@ impl Recovery for Linux {
 
     fn uses_sack(&self) -> bool {
         true
+    }
+
+    fn in_flight(&self, st: &TcpState) -> i64 {
+        Linux::in_flight(self, st)
     }
 
     fn counts_rtt_ticks(&self) -> bool {

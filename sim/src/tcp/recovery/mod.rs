@@ -11,8 +11,9 @@ use crate::time::Time;
 pub struct RecoveryEntry {
     pub name: &'static str,
     pub make: fn() -> AnyRecovery,
-    /// It decides every transmission on the ACK clock: only `release = window` combines with it.
-    pub sends_itself: bool,
+    /// The releases it combines with (empty: any). A recovery that decides every transmission
+    /// itself names those it implements: the ACK clock (`window`), and pacing (`paced`).
+    pub releases: &'static [&'static str],
 }
 
 /// Declares the recoveries: for each `module::Type`, `pub mod module;`, an `AnyRecovery` variant
@@ -60,6 +61,22 @@ macro_rules! recoveries {
             #[inline]
             fn on_timeout(&mut self, st: &TcpState) {
                 match self { $(AnyRecovery::$ty(r) => r.on_timeout(st),)* }
+            }
+            #[inline]
+            fn configure(&mut self, law_sets_window: bool, paced: bool) {
+                match self { $(AnyRecovery::$ty(r) => r.configure(law_sets_window, paced),)* }
+            }
+            #[inline]
+            fn after_ack(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) {
+                match self { $(AnyRecovery::$ty(r) => r.after_ack(core, now, out),)* }
+            }
+            #[inline]
+            fn on_send_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.on_send_timer(core, now, out),)* }
+            }
+            #[inline]
+            fn in_flight(&self, st: &TcpState) -> i64 {
+                match self { $(AnyRecovery::$ty(r) => r.in_flight(st),)* }
             }
             #[inline]
             fn wants_send_times(&self) -> bool {

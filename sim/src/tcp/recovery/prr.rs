@@ -14,7 +14,7 @@ use crate::time::Time;
 pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "prr",
     make: || Prr::default().into(),
-    sends_itself: false,
+    releases: &[],
 };
 
 /// PRR's counters for one recovery episode, and RFC 6937's `sndcnt` (also used by `rack_tlp`).
@@ -52,6 +52,8 @@ pub struct Prr {
     /// The cumulative ACK and the SACKed count after the last ACK, to measure DeliveredData.
     last_una: i64,
     last_sacked: i64,
+    /// The window law sets the window (BBR): recover as RFC 6675 does, without PRR's count.
+    law_sets_window: bool,
 }
 
 impl Recovery for Prr {
@@ -80,7 +82,14 @@ impl Recovery for Prr {
         false
     }
 
+    fn configure(&mut self, law_sets_window: bool, _paced: bool) {
+        self.law_sets_window = law_sets_window;
+    }
+
     fn send(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        if self.law_sets_window {
+            return self.sack.send(core, now, out);
+        }
         let (una, sacked) = (core.st.highest_ack, self.sack.sacked_pkts());
         let delivered = (una - self.last_una).max(0) + (sacked - self.last_sacked);
         let una_advanced = una > self.last_una;
@@ -106,6 +115,10 @@ impl Recovery for Prr {
 
     fn uses_sack(&self) -> bool {
         true
+    }
+
+    fn in_flight(&self, st: &TcpState) -> i64 {
+        self.sack.pipe(st)
     }
 
     fn on_timeout(&mut self, st: &TcpState) {

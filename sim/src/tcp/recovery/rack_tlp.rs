@@ -18,7 +18,7 @@ use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw
 use crate::time::{from_secs, Time};
 
 pub const ENTRY: super::RecoveryEntry =
-    super::RecoveryEntry { name: "rack_tlp", make: || RackTlp::default().into(), sends_itself: true };
+    super::RecoveryEntry { name: "rack_tlp", make: || RackTlp::default().into(), releases: &["window", "paced"] };
 
 /// RFC 8985's WCDelAckT, the worst-case delayed-ACK timer a lone probe waits out.
 const WC_DEL_ACK_S: f64 = 0.2;
@@ -74,6 +74,16 @@ pub struct RackTlp {
     probe: Option<Probe>,
     /// An RTO fired: mark the losses in `send`, which has the send times.
     rto_fired: bool,
+    /// The window law sets the window (BBR): no PRR in recovery, only the window.
+    law_sets_window: bool,
+    /// Packets leave paced (`release = paced`): one every `core.release_gap_s()`, the next no
+    /// earlier than `next_send`; `credit` is what PRR still lets out meanwhile.
+    paced: bool,
+    next_send: Time,
+    credit: i64,
+    /// What the last ACK left for `after_ack`: packets it delivered, whether it advanced the
+    /// cumulative ACK, and the reordering timer's wait.
+    pending: (i64, bool, Option<Time>),
 }
 
 /// RACK's order of transmission: by time, then by sequence.
@@ -157,11 +167,12 @@ impl RackTlp {
     }
 
     /// Step 5, `RACK_detect_loss`: marks lost every packet sent before RACK's that has waited
-    /// RACK.rtt + reo_wnd; returns how long the next one still has to wait, if any. Original
+    /// RACK.rtt + reo_wnd; returns how many it marked and how long the next one still has to
+    /// wait, if any. Original
     /// transmissions leave in sequence order, so the scan of holes stops at the first sent after
     /// RACK's; retransmissions are checked one by one.
-    fn detect_loss(&mut self, core: &SenderCore, now: Time) -> (bool, Option<Time>) {
-        let Some(rack) = self.rack else { return (false, None) };
+    fn detect_loss(&mut self, core: &SenderCore, now: Time) -> (u64, Option<Time>) {
+        let Some(rack) = self.rack else { return (0, None) };
         let wait = self.rack_rtt + self.reo_wnd(core);
         let (mut newly_lost, mut remaining) = (vec![], None::<Time>);
         let mut check = |seq: i64| -> bool {
@@ -191,7 +202,7 @@ impl RackTlp {
             self.retrans.remove(seq);
             self.lost.insert(*seq);
         }
-        (!newly_lost.is_empty(), remaining)
+        (newly_lost.len() as u64, remaining)
     }
 
     /// Fast recovery starts (Linux `tcp_enter_recovery`): the window law cuts, PRR starts counting.
@@ -224,35 +235,44 @@ impl RackTlp {
         false
     }
 
-    /// Sends what the state allows: PRR's count in recovery, else what the window leaves.
+    /// Sends what the state allows: PRR's count in recovery, else what the window leaves; paced,
+    /// one packet now at most and the release timer for the next.
     fn transmit(&mut self, core: &mut SenderCore, now: Time, delivered: i64, una_advanced: bool, out: &mut Vec<i64>) {
-        let budget = if self.state == State::Recovery {
-            if delivered <= 0 {
-                return;
+        if self.state == State::Recovery && !self.law_sets_window {
+            if delivered > 0 {
+                self.prr.delivered += delivered;
+                let pipe = self.in_flight(&core.st);
+                let mut n = self.prr.sndcnt(pipe, core.st.ssthresh, delivered, una_advanced);
+                if self.prr.out == 0 {
+                    n = n.max(1); // Linux: the first ACK of recovery always lets the retransmission out
+                }
+                core.st.cwnd = (pipe + n) as f64;
+                self.credit = n;
             }
-            self.prr.delivered += delivered;
-            let pipe = self.in_flight(&core.st);
-            let mut n = self.prr.sndcnt(pipe, core.st.ssthresh, delivered, una_advanced);
-            if self.prr.out == 0 {
-                n = n.max(1); // Linux: the first ACK of recovery always lets the retransmission out
-            }
-            core.st.cwnd = (pipe + n) as f64;
-            n
         } else {
-            i64::MAX
-        };
+            self.credit = i64::MAX;
+        }
+        let paced = self.paced && core.srtt_s().is_some();
         let cap = if core.max_burst() > 0 { core.max_burst() as i64 } else { i64::MAX };
         let mut sent = 0;
-        while sent < budget.min(cap) {
-            if budget == i64::MAX && self.in_flight(&core.st) as f64 >= core.st.cwnd.min(core.st.wmax).floor() {
+        while sent < self.credit.min(cap) {
+            if self.credit == i64::MAX && self.in_flight(&core.st) as f64 >= core.st.cwnd.min(core.st.wmax).floor() {
+                break;
+            }
+            if paced && now < self.next_send {
+                core.send_deadline = Some(self.next_send);
                 break;
             }
             if !self.send_one(core, now, out) {
                 break;
             }
             sent += 1;
+            if paced {
+                self.next_send = now + from_secs(core.release_gap_s());
+            }
         }
-        if self.state == State::Recovery {
+        if self.credit != i64::MAX {
+            self.credit -= sent;
             self.prr.out += sent;
         }
     }
@@ -346,6 +366,10 @@ impl Recovery for RackTlp {
         true
     }
 
+    fn in_flight(&self, st: &TcpState) -> i64 {
+        RackTlp::in_flight(self, st)
+    }
+
     fn on_any_ack(
         &mut self,
         core: &mut SenderCore,
@@ -353,7 +377,7 @@ impl Recovery for RackTlp {
         ack: &Ack,
         ackno: i64,
         sack: &[(i64, i64)],
-        out: &mut Vec<i64>,
+        _out: &mut Vec<i64>,
     ) -> bool {
         let now = ack.now;
         let una = core.st.highest_ack;
@@ -379,12 +403,18 @@ impl Recovery for RackTlp {
         }
         self.on_probe_acked(core, law, ackno, now);
         let (newly_lost, wait) = self.detect_loss(core, now);
-        if newly_lost && self.state == State::Open {
+        core.lost_pkts += newly_lost;
+        if newly_lost > 0 && self.state == State::Open {
             self.enter_recovery(core, law, now);
         }
+        self.pending = (delivered, advanced, wait);
+        true
+    }
+
+    fn after_ack(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) {
+        let (delivered, advanced, wait) = self.pending;
         self.transmit(core, now, delivered, advanced, out);
         self.arm(core, now, wait);
-        true
     }
 
     /// After a retransmission timeout (the window law has set cwnd).
@@ -404,6 +434,17 @@ impl Recovery for RackTlp {
         self.rto_fired = true;
     }
 
+    fn configure(&mut self, law_sets_window: bool, paced: bool) {
+        (self.law_sets_window, self.paced) = (law_sets_window, paced);
+    }
+
+    fn on_send_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        if self.paced {
+            self.transmit(core, now, 0, false, out);
+        }
+        self.paced
+    }
+
     fn on_timer(&mut self, core: &mut SenderCore, law: &mut AnyLaw, now: Time, out: &mut Vec<i64>) -> bool {
         match self.timer {
             Timer::Rto => false,
@@ -413,10 +454,11 @@ impl Recovery for RackTlp {
             }
             Timer::Reordering => {
                 let (newly_lost, wait) = self.detect_loss(core, now);
-                if newly_lost && self.state == State::Open {
+                core.lost_pkts += newly_lost;
+                if newly_lost > 0 && self.state == State::Open {
                     self.enter_recovery(core, law, now);
                 }
-                self.transmit(core, now, i64::from(newly_lost), false, out);
+                self.transmit(core, now, i64::from(newly_lost > 0), false, out);
                 self.arm(core, now, wait);
                 true
             }
@@ -449,6 +491,7 @@ mod tests {
             limited_transmit: true,
             max_burst: 0,
             ecn: false,
+            delayed_ack: None,
         };
         let s = TcpSender::new(p, (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
         s.with_size(size_pkts)

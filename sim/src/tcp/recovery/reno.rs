@@ -6,7 +6,7 @@ use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw
 pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "reno",
     make: || Reno.into(),
-    sends_itself: false,
+    releases: &[],
 };
 
 pub struct Reno;

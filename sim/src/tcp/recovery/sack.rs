@@ -11,7 +11,7 @@ const DUP_THRESH: i64 = 3;
 pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "sack",
     make: || Sack::default().into(),
-    sends_itself: false,
+    releases: &[],
 };
 
 #[derive(Default)]
@@ -122,6 +122,7 @@ impl Sack {
             Some((_, true)) => core.send_next(now, out),
             Some((seq, false)) => {
                 core.retransmit(now, seq, out);
+                core.lost_pkts += 1;
                 self.high_rxt = seq;
             }
             None => return false,
@@ -179,6 +180,10 @@ impl Recovery for Sack {
 
     fn uses_sack(&self) -> bool {
         true
+    }
+
+    fn in_flight(&self, st: &TcpState) -> i64 {
+        self.pipe(st)
     }
 
     fn on_timeout(&mut self, _st: &TcpState) {

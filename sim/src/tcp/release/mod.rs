@@ -44,6 +44,10 @@ macro_rules! releases {
             fn restart(&mut self, now: Time) {
                 match self { $(AnyRelease::$ty(r) => r.restart(now),)* }
             }
+            #[inline]
+            fn paces(&self) -> bool {
+                match self { $(AnyRelease::$ty(r) => r.paces(),)* }
+            }
         }
 
         /// The release disciplines (`tcp.release`).

@@ -33,4 +33,8 @@ impl Release for Paced {
     fn restart(&mut self, now: Time) {
         self.next_release = now;
     }
+
+    fn paces(&self) -> bool {
+        true
+    }
 }

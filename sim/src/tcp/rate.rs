@@ -1,0 +1,283 @@
+//! The delivery-rate estimator of Linux's `net/ipv4/tcp_rate.c` (draft-cheng-iccrg-delivery-rate-
+//! estimation), a component any window law may ask for (`WindowLaw::wants_rate_samples`; BBR
+//! does). Each packet sent records the connection's delivered count and the time of the last
+//! delivery; each ACK yields a rate sample from the most recently sent packet it delivers
+//! (cumulatively or by SACK): packets delivered since that packet left, over the longer of its
+//! send and ACK intervals, marked app-limited when the sender ran out of data.
+//! Details: docs/tcp.md, `tcp/rate.rs`.
+
+use super::seq_ring::SeqRing;
+use crate::time::Time;
+
+/// Linux's congestion-avoidance states, in its order (a law compares them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    #[default]
+    Open,
+    /// Holding the window after an ECN cut.
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until what was outstanding then is acknowledged.
+    Loss,
+}
+
+/// What one ACK tells a rate-based law (Linux's `struct rate_sample`, with the connection's
+/// counters it reads beside it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    pub now: Time,
+    /// Packets delivered over `interval`; the sample is valid only if `interval > 0`.
+    pub delivered: i64,
+    pub interval: Time,
+    /// The connection's delivered count when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// Packets this ACK delivered (cumulatively or by SACK).
+    pub acked_sacked: i64,
+    /// Packets the recovery marked lost while processing this ACK.
+    pub losses: i64,
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent packet this ACK delivered, if never retransmitted.
+    pub rtt: Option<Time>,
+    /// Packets in flight (the recovery's count) before the ACK and after it.
+    pub prior_in_flight: i64,
+    pub in_flight: i64,
+    /// The connection's counters after the ACK: delivered, when last delivered, lost.
+    pub delivered_total: u64,
+    pub delivered_time: Time,
+    pub lost_total: u64,
+    pub ca: CaState,
+    pub srtt_s: Option<f64>,
+}
+
+impl RateSample {
+    pub fn is_valid(&self) -> bool {
+        self.interval > 0 && self.delivered >= 0
+    }
+
+    /// The delivery rate, in packets per second.
+    pub fn rate_pps(&self) -> f64 {
+        self.delivered as f64 / crate::time::to_secs(self.interval)
+    }
+}
+
+/// What a packet carried when it left (Linux's `tcp_skb_cb.tx`).
+#[derive(Clone, Copy, Debug, Default)]
+struct TxRecord {
+    sent: Time,
+    first_tx: Time,
+    delivered_time: Time,
+    delivered: u64,
+    app_limited: bool,
+    retransmitted: bool,
+}
+
+#[derive(Debug)]
+pub struct RateSampler {
+    tx: SeqRing<TxRecord>,
+    /// Packets delivered so far, and when the last was.
+    delivered: u64,
+    delivered_time: Time,
+    /// Send time of the most recently sent packet delivered (the start of the send interval).
+    first_tx: Time,
+    /// Nonzero: the sender is app-limited until `delivered` passes this.
+    app_limited: u64,
+    /// Packets delivered by SACK above the cumulative ACK: sorted, disjoint [start, end).
+    sacked: Vec<(i64, i64)>,
+    min_rtt: Option<Time>,
+}
+
+impl Default for RateSampler {
+    fn default() -> Self {
+        Self {
+            tx: SeqRing::new(true),
+            delivered: 0,
+            delivered_time: 0,
+            first_tx: 0,
+            app_limited: 0,
+            sacked: Vec::new(),
+            min_rtt: None,
+        }
+    }
+}
+
+/// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).
+fn gaps(set: &[(i64, i64)], lo: i64, hi: i64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut s = lo;
+    for &(a, b) in set {
+        if b <= s {
+            continue;
+        }
+        if a >= hi {
+            break;
+        }
+        if a > s {
+            out.push((s, a));
+        }
+        s = s.max(b);
+    }
+    if s < hi {
+        out.push((s, hi));
+    }
+    out
+}
+
+impl RateSampler {
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Linux `tcp_rate_skb_sent`: packet `seq` leaves now, with `una` the cumulative ACK and
+    /// `maxseq` the highest sent before it. A flight that starts from nothing restarts both
+    /// intervals.
+    pub fn on_send(&mut self, seq: i64, now: Time, una: i64, maxseq: i64) {
+        if maxseq <= una {
+            self.first_tx = now;
+            self.delivered_time = now;
+        }
+        let rec = TxRecord {
+            sent: now,
+            first_tx: self.first_tx,
+            delivered_time: self.delivered_time,
+            delivered: self.delivered,
+            app_limited: self.app_limited != 0,
+            retransmitted: seq <= maxseq,
+        };
+        self.tx.set(seq, rec, una, maxseq);
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: the sender has nothing more to send with `in_flight`
+    /// packets out; samples taken until those are delivered are app-limited.
+    pub fn mark_app_limited(&mut self, in_flight: i64) {
+        self.app_limited = (self.delivered + in_flight.max(0) as u64).max(1);
+    }
+
+    /// Linux `tcp_rate_skb_delivered` for every packet the ACK (`ackno`, SACK `blocks`) newly
+    /// delivers, then `tcp_rate_gen`. `una` is the cumulative ACK before it, `maxseq` the highest
+    /// packet sent. The sample's loss, in-flight and state fields are the sender's to fill.
+    pub fn on_ack(&mut self, una: i64, ackno: i64, blocks: &[(i64, i64)], maxseq: i64, now: Time) -> RateSample {
+        let mut newly = gaps(&self.sacked, una + 1, ackno + 1);
+        self.sacked.retain(|b| b.1 > ackno + 1);
+        if let Some(first) = self.sacked.first_mut() {
+            first.0 = first.0.max(ackno + 1);
+        }
+        for &(start, end) in blocks {
+            let start = start.max(ackno + 1);
+            if end > start {
+                newly.extend(gaps(&self.sacked, start, end));
+                self.add_sacked(start, end);
+            }
+        }
+        let mut rs = RateSample { now, delivered: -1, ..Default::default() };
+        let mut best: Option<TxRecord> = None;
+        let mut rtt_from: Option<Time> = None;
+        for &(a, b) in &newly {
+            for seq in a..b {
+                let Some(rec) = self.tx.get(seq, maxseq) else { continue };
+                rs.acked_sacked += 1;
+                if best.is_none_or(|p| (rec.delivered, rec.sent) > (p.delivered, p.sent)) {
+                    best = Some(rec);
+                }
+                if !rec.retransmitted && rtt_from.is_none_or(|t| rec.sent > t) {
+                    rtt_from = Some(rec.sent);
+                }
+            }
+        }
+        self.delivered += rs.acked_sacked as u64;
+        if rs.acked_sacked > 0 {
+            self.delivered_time = now;
+        }
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+        rs.rtt = rtt_from.map(|t| now - t);
+        if let Some(r) = rs.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        (rs.delivered_total, rs.delivered_time) = (self.delivered, self.delivered_time);
+        let Some(p) = best else { return rs };
+        self.first_tx = p.sent;
+        rs.prior_delivered = p.delivered;
+        rs.is_app_limited = p.app_limited;
+        rs.delivered = (self.delivered - p.delivered) as i64;
+        let interval = (p.sent - p.first_tx).max(now - p.delivered_time);
+        // Shorter than the min RTT: a compressed burst of ACKs, which would over-estimate.
+        rs.interval = if self.min_rtt.is_some_and(|m| interval < m) { 0 } else { interval };
+        rs
+    }
+
+    fn add_sacked(&mut self, start: i64, end: i64) {
+        let lo = self.sacked.partition_point(|b| b.1 < start);
+        let hi = self.sacked.partition_point(|b| b.0 <= end);
+        if lo == hi {
+            self.sacked.insert(lo, (start, end));
+        } else {
+            let merged = (start.min(self.sacked[lo].0), end.max(self.sacked[hi - 1].1));
+            self.sacked.splice(lo..hi, [merged]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Time = 1_000_000_000;
+
+    /// A steady flow, one packet a millisecond, each acknowledged 100 ms after it left: once the
+    /// ACKs flow, each sample is the 100 packets delivered while its packet was out, over 100 ms.
+    #[test]
+    fn the_rate_of_a_steady_flow_is_its_sending_rate() {
+        let mut r = RateSampler::default();
+        let mut rates = vec![];
+        for t in 0..300i64 {
+            if t >= 100 {
+                let seq = t - 100; // the ACK of the packet sent 100 ms ago arrives first
+                let rs = r.on_ack(seq - 1, seq, &[], t - 1, t as Time * MS);
+                assert_eq!((rs.acked_sacked, rs.rtt), (1, Some(100 * MS)));
+                rates.push((seq, rs.is_valid().then(|| rs.rate_pps())));
+            }
+            r.on_send(t, t as Time * MS, (t - 100).max(-1), t - 1);
+        }
+        for &(seq, rate) in &rates[100..] {
+            assert!((rate.unwrap() - 1000.0).abs() < 1e-6, "ack {seq}: {rate:?} pkt/s");
+        }
+        // The first flight left before any delivery: its samples span the whole wait.
+        assert!(rates[1].1.unwrap() < 100.0, "{:?}", rates[1]);
+        assert_eq!(r.delivered(), 200);
+    }
+
+    /// SACKed packets count once: as delivered when SACKed, not again when the cumulative ACK
+    /// passes them; a retransmission gives no RTT sample.
+    #[test]
+    fn sacked_packets_are_delivered_once() {
+        let mut r = RateSampler::default();
+        for seq in 0..6 {
+            r.on_send(seq, 0, -1, seq - 1);
+        }
+        let rs = r.on_ack(-1, 0, &[(2, 4)], 5, 100 * MS);
+        assert_eq!(rs.acked_sacked, 3, "0, and 2-3 by SACK");
+        r.on_send(1, 110 * MS, 0, 5); // 1 retransmitted
+        let rs = r.on_ack(0, 5, &[], 5, 210 * MS);
+        assert_eq!(rs.acked_sacked, 3, "1, 4 and 5: not 2 and 3 again");
+        assert_eq!(rs.rtt, Some(210 * MS), "from 5, the newest never retransmitted");
+        assert_eq!(r.delivered(), 6);
+    }
+
+    /// Once the sender runs out of data, samples are app-limited until what was in flight then
+    /// is delivered.
+    #[test]
+    fn app_limited_marks_last_until_the_flight_is_delivered() {
+        let mut r = RateSampler::default();
+        for seq in 0..4 {
+            r.on_send(seq, 0, -1, seq - 1);
+        }
+        r.mark_app_limited(4);
+        r.on_send(4, MS, -1, 3);
+        assert!(!r.on_ack(-1, 3, &[], 4, 100 * MS).is_app_limited, "sent before the mark");
+        assert!(r.on_ack(3, 4, &[], 4, 101 * MS).is_app_limited, "sent after it");
+        r.on_send(5, 102 * MS, 4, 4);
+        assert!(!r.on_ack(4, 5, &[], 5, 202 * MS).is_app_limited, "the mark passed: 5 delivered");
+    }
+}

@@ -1,0 +1,66 @@
+"""BBR v1 through the whole engine, on the claims the buffer-sizing papers test (Hock, Bless and
+Zitterbart 2017; Scholz et al. 2018; Ware et al. 2019). Its state machine, filters and recovery
+rules are unit-tested in Rust (`tcp/bbr.rs`, `tcp/minmax.rs`, `tcp/rate.rs`)."""
+
+import pytest
+
+import sim
+
+PATH = dict(core_mbps=10, rtt_ms=40, wmax_pkts=100_000, duration_s=40, warmup_s=10, seed=1)
+BDP = 50
+"""Packets in flight that fill 10 Mb/s over 40 ms with 1000-byte packets."""
+
+
+def shares(res) -> dict[str, float]:
+    f = res.flows.to_pydict()
+    total: dict[str, float] = {}
+    for group, goodput in zip(f["tcp_group"], f["goodput_mbps"]):
+        total[group] = total.get(group, 0.0) + goodput
+    return {g: v / sum(total.values()) for g, v in total.items()}
+
+
+def test_one_flow_fills_the_link_without_filling_the_buffer():
+    """BBR paces at the bottleneck rate and caps inflight near its BDP estimate: a deep buffer
+    stays almost empty, where CUBIC fills it."""
+    queue = {}
+    for tcp in ("bbr", "linux"):
+        m = sim.run(**PATH, tcp=tcp, flows=1, buffer_pkts=8 * BDP).metrics()
+        assert m["utilization"] > 0.95, (tcp, m)
+        queue[tcp] = m["mean_queue_pkts"]
+    assert queue["bbr"] < 0.3 * BDP < 3 * BDP < queue["linux"], queue
+
+
+def test_several_flows_keep_a_standing_queue_of_about_a_bdp():
+    """With several flows each one's max filter over-estimates its share, and cwnd_gain 2 lets
+    the sum of the windows hold a standing queue of one BDP or more in a deep buffer."""
+    m = sim.run(**PATH, tcp="bbr", flows=4, buffer_pkts=16 * BDP).metrics()
+    assert 0.8 * BDP < m["mean_queue_pkts"] < 3 * BDP, m
+    assert m["loss_rate"] == 0.0
+
+
+@pytest.mark.parametrize("cubic_flows", [1, 4])
+def test_bbr_takes_the_link_in_shallow_buffers_and_cubic_in_deep_ones(cubic_flows):
+    """One BBR flow against CUBIC: most of the link below a BDP of buffer, less than half at 16
+    BDP; the same whether one or four CUBIC flows compete (Ware et al. 2019)."""
+    mix = f"bbr:1,linux:{cubic_flows}"
+    shallow = shares(sim.run(**PATH, tcp_mix=mix, flows=1 + cubic_flows, buffer_pkts=BDP // 2))
+    deep = shares(sim.run(**PATH, tcp_mix=mix, flows=1 + cubic_flows, buffer_pkts=16 * BDP))
+    assert shallow["bbr"] > 0.85, shallow
+    assert deep["bbr"] < 0.5, deep
+
+
+def test_shallow_buffers_lose_much_and_stay_full():
+    """Many BBR flows into a tenth of a BDP: loss in the tens of percent and the link still busy.
+    RACK-TLP repairs most of it by fast recovery; RFC 6675's SACK, which cannot see a lost
+    retransmission, times out more often than it recovers, and the link idles."""
+    m = sim.run(**PATH, tcp="bbr", flows=16, buffer_pkts=5).metrics()
+    assert m["loss_rate"] > 0.05, m
+    assert m["utilization"] > 0.95, m
+    assert m["timeouts"] < m["fast_retransmits"] / 5, m
+    sack = sim.run(**PATH, tcp={"cc": "bbr", "recovery": "sack", "release": "paced"}, flows=16, buffer_pkts=5)
+    assert sack.metrics()["timeouts"] > sack.metrics()["fast_retransmits"], sack.metrics()
+
+
+def test_bbr_without_pacing_is_refused_naming_the_release():
+    with pytest.raises(ValueError, match=r"^tcp\.release: bbr paces its packets"):
+        sim.SimConfig(tcp={"cc": "bbr", "recovery": "sack", "release": "window"})
