@@ -158,6 +158,8 @@ _ARROW_OUT = {
     "bool": pa.bool_(),
     "string": pa.string(),
     "list<int64>": pa.list_(pa.int64()),
+    "list<float64>": pa.list_(pa.float64()),
+    "list<string>": pa.list_(pa.string()),
     "label": pa.dictionary(pa.int8(), pa.string()),
 }
 

@@ -120,6 +120,17 @@ pub fn new_delay_histogram() -> Histogram<u64> {
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for perfectly equal shares; None without
 /// flows or without any goodput.
+/// The p-quantile (nearest rank) of samples; None if there are none.
+pub fn quantile(samples: &[f32], p: f64) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    let k = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    let (_, x, _) = v.select_nth_unstable_by(k, f32::total_cmp);
+    Some(*x as f64)
+}
+
 pub fn jain(xs: &[f64]) -> Option<f64> {
     let n = xs.len() as f64;
     let s: f64 = xs.iter().sum();

@@ -11,6 +11,8 @@ pub enum Column {
     Bool(Vec<bool>),
     Str(Vec<String>),
     ListI64(Vec<Vec<i64>>),
+    ListF64(Vec<Vec<f64>>),
+    ListStr(Vec<Vec<String>>),
     /// A small set of names (Arrow dictionary-encoded).
     Label(Vec<&'static str>),
 }
@@ -25,6 +27,8 @@ impl Column {
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),
             Column::ListI64(v) => v.len(),
+            Column::ListF64(v) => v.len(),
+            Column::ListStr(v) => v.len(),
             Column::Label(v) => v.len(),
         }
     }
@@ -86,6 +90,20 @@ impl Cell for Vec<i64> {
     const TYPE: &'static str = "list<int64>";
     fn column(v: Vec<Self>) -> Column {
         Column::ListI64(v)
+    }
+}
+
+impl Cell for Vec<f64> {
+    const TYPE: &'static str = "list<float64>";
+    fn column(v: Vec<Self>) -> Column {
+        Column::ListF64(v)
+    }
+}
+
+impl Cell for Vec<String> {
+    const TYPE: &'static str = "list<string>";
+    fn column(v: Vec<Self>) -> Column {
+        Column::ListStr(v)
     }
 }
 
@@ -291,6 +309,24 @@ crate::table! {
         ecn_reductions: i64, unit "count";
         /// Time-averaged congestion window over the measured window; NULL without samples.
         mean_cwnd_pkts: Option<f64>, unit "pkts";
+        /// Mean of the flow's RTT samples in the measured window (one a round trip: the timed
+        /// packet's send to its ACK, exact, queueing included); NULL without samples.
+        rtt_mean_ms: Option<f64>, unit "ms";
+        /// 99th percentile of those samples.
+        rtt_p99_ms: Option<f64>, unit "ms";
+        /// Mean of the delivery-rate samples in the measured window (not app-limited), for laws
+        /// that take them (BBR); NULL otherwise.
+        delivery_rate_mean_mbps: Option<f64>, unit "Mb/s";
+        /// The largest of them.
+        delivery_rate_max_mbps: Option<f64>, unit "Mb/s";
+        /// Time a BBR flow spent in STARTUP in the measured window; NULL for other laws.
+        bbr_startup_s: Option<f64>, unit "s";
+        /// ... in DRAIN.
+        bbr_drain_s: Option<f64>, unit "s";
+        /// ... in PROBE_BW.
+        bbr_probe_bw_s: Option<f64>, unit "s";
+        /// ... in PROBE_RTT.
+        bbr_probe_rtt_s: Option<f64>, unit "s";
         /// Packets sent, whole run (sent = delivered + dropped + in flight).
         sent_pkts: i64, unit "pkts";
         /// Packets that reached the receiver, duplicates included, whole run.
@@ -360,6 +396,11 @@ crate::table! {
         departures_total: i64, unit "pkts";
         /// Packets waiting or in service at the end.
         held_at_end: i64, unit "pkts";
+        /// The TCP groups (tcp_group of the flows table) of the long flows crossing the link.
+        tcp_groups: Vec<String>, unit "";
+        /// Each one's share of those flows' goodput in the measured window, in tcp_groups order
+        /// (0 without goodput).
+        group_shares: Vec<f64>, unit "1";
     }
 }
 

@@ -119,6 +119,8 @@ fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
         Column::Bool(v) => v.into_pyobject(py)?.into_any(),
         Column::Str(v) => v.into_pyobject(py)?.into_any(),
         Column::ListI64(v) => v.into_pyobject(py)?.into_any(),
+        Column::ListF64(v) => v.into_pyobject(py)?.into_any(),
+        Column::ListStr(v) => v.into_pyobject(py)?.into_any(),
         Column::Label(v) => v.into_pyobject(py)?.into_any(),
     })
 }

@@ -64,3 +64,22 @@ def test_shallow_buffers_lose_much_and_stay_full():
 def test_bbr_without_pacing_is_refused_naming_the_release():
     with pytest.raises(ValueError, match=r"^tcp\.release: bbr paces its packets"):
         sim.SimConfig(tcp={"cc": "bbr", "recovery": "sack", "release": "window"})
+
+
+def test_flow_and_link_metrics_account_for_bbr():
+    """BBR's time in each state adds up to the measured window, mostly PROBE_BW with about 2%
+    in PROBE_RTT (200 ms each 10 s); the link's group shares are the flows' goodput shares;
+    RTT samples include the queue."""
+    res = sim.run(**{**PATH, "duration_s": 65, "warmup_s": 5}, tcp_mix="bbr:1,linux:1", flows=2, buffer_pkts=BDP)
+    f = res.flows.to_pylist()
+    bbr, cubic = f[0], f[1]
+    states = [bbr[k] for k in ("bbr_startup_s", "bbr_drain_s", "bbr_probe_bw_s", "bbr_probe_rtt_s")]
+    assert sum(states) == pytest.approx(60.0, abs=0.1), states
+    assert 0.01 < bbr["bbr_probe_rtt_s"] / 60.0 < 0.05, states
+    assert cubic["bbr_probe_bw_s"] is None and cubic["delivery_rate_mean_mbps"] is None
+    assert 5.0 < bbr["delivery_rate_mean_mbps"] <= bbr["delivery_rate_max_mbps"] <= 10.5
+    assert PATH["rtt_ms"] < bbr["rtt_mean_ms"] < bbr["rtt_p99_ms"] < PATH["rtt_ms"] + 2 * BDP * 0.8
+    link = res.links.to_pylist()[0]
+    assert link["tcp_groups"] == ["bbr", "linux"]
+    total = bbr["goodput_mbps"] + cubic["goodput_mbps"]
+    assert link["group_shares"] == pytest.approx([bbr["goodput_mbps"] / total, cubic["goodput_mbps"] / total])

@@ -646,6 +646,13 @@ mod tests {
     }
 
     #[test]
+    fn every_law_has_at_most_max_modes() {
+        for e in LAWS {
+            assert!(e.modes.len() <= sender::MAX_MODES, "{}", e.def.name);
+        }
+    }
+
+    #[test]
     fn a_mapping_picks_each_choice() {
         let v = Value::map(vec![("cc", Value::str("newreno")), ("release", Value::str("paced"))]);
         let t = TcpConfig::parse(&v).unwrap();

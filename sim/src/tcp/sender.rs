@@ -33,6 +33,32 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Window reductions for an ECN echo (ECE).
     pub ecn_reductions: u64,
+    /// Time spent in each of the window law's modes (`WindowLaw::mode`, BBR's states) up to the
+    /// last change, and the mode since then (`mode_times` adds the time in it).
+    pub mode_time: [Time; MAX_MODES],
+    mode_since: Time,
+    mode: Option<usize>,
+}
+
+/// The most modes a window law may have (`LawEntry::modes`).
+pub const MAX_MODES: usize = 4;
+
+impl SenderStats {
+    /// Time spent in each mode up to `now`.
+    pub fn mode_times(&self, now: Time) -> [Time; MAX_MODES] {
+        let mut t = self.mode_time;
+        if let Some(m) = self.mode {
+            t[m] += now.saturating_sub(self.mode_since);
+        }
+        t
+    }
+
+    fn enter_mode(&mut self, mode: usize, now: Time) {
+        if self.mode != Some(mode) {
+            self.mode_time = self.mode_times(now);
+            (self.mode, self.mode_since) = (Some(mode), now);
+        }
+    }
 }
 
 /// The sender's state and transmit path, on which the window law, recovery and release act.
@@ -64,6 +90,9 @@ pub struct SenderCore {
     pub lost_pkts: u64,
     /// The window law's pacing rate, which the paced release follows.
     pub pacing_rate_pps: Option<f64>,
+    /// The last ACK's RTT sample (exact, in s) and delivery rate (packets/s, if a valid sample
+    /// not app-limited), for the world's meters (`TcpSender::take_samples`).
+    samples: (Option<f64>, Option<f64>),
 }
 
 impl SenderCore {
@@ -165,6 +194,14 @@ impl SenderCore {
         self.st.t_seqno <= self.st.highest_ack + self.st.window() && self.st.t_seqno < self.size_pkts
     }
 
+    /// Karn's rule for a recovery that retransmits holes: the pending RTT sample, if it times
+    /// `seq` or a later packet, would measure the repair of `seq`; drop it.
+    pub fn karn(&mut self, seq: i64) {
+        if self.timing.is_some_and(|(timed, _)| timed >= seq) {
+            self.timing = None;
+        }
+    }
+
     /// Retransmits `seq` (a hole the recovery chose).
     pub fn retransmit(&mut self, now: Time, seq: i64, out: &mut Vec<i64>) {
         debug_assert!(seq <= self.st.maxseq, "a retransmission is of a packet sent before");
@@ -229,6 +266,7 @@ impl TcpSender {
             rate: None,
             lost_pkts: 0,
             pacing_rate_pps: None,
+            samples: (None, None),
         };
         let stamps = law.wants_timestamps();
         let mut recovery = recovery;
@@ -243,6 +281,11 @@ impl TcpSender {
 
     pub fn params(&self) -> &TcpParams {
         &self.core.p
+    }
+
+    /// The RTT sample (s) and delivery rate (packets/s) the last ACK gave, if any; taken once.
+    pub fn take_samples(&mut self) -> (Option<f64>, Option<f64>) {
+        std::mem::take(&mut self.core.samples)
     }
 
     /// The receiver must send SACK blocks (`on_ack_with`).
@@ -364,6 +407,7 @@ impl TcpSender {
                 } else {
                     to_secs(now - sent_at)
                 };
+                c.samples.0 = Some(to_secs(now - sent_at));
                 rtt_sample_s = Some(c.rtt_sample(rtt_s));
                 c.timing = None;
             }
@@ -457,6 +501,12 @@ impl TcpSender {
         rs.ca = ca_state(&c.st);
         self.law.on_rate_sample(&mut c.st, &rs);
         c.pacing_rate_pps = self.law.pacing_rate_pps();
+        if rs.is_valid() && !rs.is_app_limited {
+            c.samples.1 = Some(rs.rate_pps());
+        }
+        if let Some(m) = self.law.mode() {
+            c.stats.enter_mode(m, rs.now);
+        }
         if self.law.marks_app_limited() {
             if let Some(r) = &mut c.rate {
                 r.mark_app_limited(rs.in_flight);

@@ -3,10 +3,16 @@
 
 use super::World;
 use crate::link::Role;
-use crate::metrics::{jain, ratio, utilization};
+use crate::metrics::{jain, quantile, ratio, utilization};
 use crate::output::{FlowRow, LinkRow, RunOutput, Summary};
 use crate::packet::Kind;
+use crate::tcp::sender::MAX_MODES;
 use crate::time::{to_secs, Time};
+
+/// The mean of samples; None if there are none.
+fn mean(samples: &[f32]) -> Option<f64> {
+    (!samples.is_empty()).then(|| samples.iter().map(|&x| x as f64).sum::<f64>() / samples.len() as f64)
+}
 
 impl World<'_> {
     pub(crate) fn finish(mut self, wall_s: f64, interrupted: bool) -> RunOutput {
@@ -16,7 +22,7 @@ impl World<'_> {
         }
         let window = end.saturating_sub(self.warm).max(1);
         let flows = self.flow_rows(window);
-        let links = self.link_rows(window);
+        let links = self.link_rows(window, &flows);
         let summary = self.summary(window, &flows, wall_s);
         let classes = self.class_rows(window);
         RunOutput {
@@ -53,6 +59,8 @@ impl World<'_> {
                 let s = self.conns.senders[f].stats();
                 let (warm_stats, warm_delivered) = self.meters.flow_at_warm[f];
                 let route = self.conns.flow_route[f];
+                let rate = self.meters.rate[f];
+                let bbr = self.bbr_mode_times_s(f);
                 FlowRow {
                     flow_id: f as i64,
                     route_id: route as i64,
@@ -69,6 +77,14 @@ impl World<'_> {
                     ecn_reductions: (s.ecn_reductions - warm_stats.ecn_reductions) as i64,
                     mean_cwnd_pkts: (self.meters.cwnd_samples > 0)
                         .then(|| self.meters.cwnd_sum[f] / self.meters.cwnd_samples as f64),
+                    rtt_mean_ms: mean(&self.meters.rtt_ms[f]),
+                    rtt_p99_ms: quantile(&self.meters.rtt_ms[f], 0.99),
+                    delivery_rate_mean_mbps: (rate.1 > 0).then(|| rate.0 / rate.1 as f64 * pkt_bits / 1e6),
+                    delivery_rate_max_mbps: (rate.1 > 0).then(|| rate.2 * pkt_bits / 1e6),
+                    bbr_startup_s: bbr.map(|t| t[0]),
+                    bbr_drain_s: bbr.map(|t| t[1]),
+                    bbr_probe_bw_s: bbr.map(|t| t[2]),
+                    bbr_probe_rtt_s: bbr.map(|t| t[3]),
                     sent_pkts: s.sent as i64,
                     delivered_pkts: self.conns.receivers[f].arrivals as i64,
                     dropped_pkts: self.meters.flow_dropped[f] as i64,
@@ -84,7 +100,39 @@ impl World<'_> {
             .collect()
     }
 
-    fn link_rows(&self, window: Time) -> Vec<LinkRow> {
+    /// Seconds a BBR flow spent in each of its modes in the measured window; None for other laws.
+    fn bbr_mode_times_s(&self, f: usize) -> Option<[f64; MAX_MODES]> {
+        let group = &self.conns.groups[self.conns.flow_group[f]].0;
+        (group.0.variant == crate::tcp::bbr::ENTRY.def.name).then(|| {
+            let (now, warm) = (self.conns.senders[f].stats().mode_times(self.now), self.meters.modes_at_warm[f]);
+            std::array::from_fn(|m| to_secs(now[m] - warm[m]))
+        })
+    }
+
+    /// The TCP groups of the long flows crossing each link, and each group's share of their goodput.
+    fn group_shares(&self, flows: &[FlowRow]) -> Vec<(Vec<String>, Vec<f64>)> {
+        let mut out = vec![(Vec::<String>::new(), Vec::<f64>::new()); self.net.links.len()];
+        for row in flows {
+            for &l in &row.link_ids {
+                let (groups, goodput) = &mut out[l as usize];
+                match groups.iter().position(|g| *g == row.tcp_group) {
+                    Some(k) => goodput[k] += row.goodput_mbps,
+                    None => {
+                        groups.push(row.tcp_group.clone());
+                        goodput.push(row.goodput_mbps);
+                    }
+                }
+            }
+        }
+        for (_, goodput) in &mut out {
+            let total: f64 = goodput.iter().sum();
+            goodput.iter_mut().for_each(|g| *g = if total > 0.0 { *g / total } else { 0.0 });
+        }
+        out
+    }
+
+    fn link_rows(&self, window: Time, flow_rows: &[FlowRow]) -> Vec<LinkRow> {
+        let mut shares = self.group_shares(flow_rows);
         let window_s = to_secs(window);
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
         let mut flows = vec![0i64; self.net.links.len()];
@@ -128,6 +176,8 @@ impl World<'_> {
                     drops_total: s.ctr.drops as i64,
                     departures_total: s.ctr.tx_pkts as i64,
                     held_at_end: self.links[l].held() as i64,
+                    tcp_groups: std::mem::take(&mut shares[i].0),
+                    group_shares: std::mem::take(&mut shares[i].1),
                 }
             })
             .collect()

@@ -4,7 +4,7 @@
 use crate::config::SimConfig;
 use crate::metrics::{LinkCounters, LinkStats};
 use crate::output::{ControlRow, TimeseriesRow};
-use crate::tcp::sender::SenderStats;
+use crate::tcp::sender::{SenderStats, MAX_MODES};
 use crate::time::{from_secs, Time};
 use crate::trace::Trace;
 use crate::traffic::ClassCounters;
@@ -28,6 +28,11 @@ pub(crate) struct Meters {
     /// Per long flow: the sum of its sampled windows, over `cwnd_samples` samples.
     pub cwnd_sum: Vec<f64>,
     pub cwnd_samples: u64,
+    /// Per long flow, in the measured window: its RTT samples (ms), and the sum, count and
+    /// largest of its delivery-rate samples (packets/s); its mode times at warm-up's end.
+    pub rtt_ms: Vec<Vec<f32>>,
+    pub rate: Vec<(f64, u64, f64)>,
+    pub modes_at_warm: Vec<[Time; MAX_MODES]>,
     /// Each topology link's buffer when the run starts (after a static rule or a policy's start).
     pub start_buffer_pkts: Vec<f64>,
     pub sample_interval: Time,
@@ -51,6 +56,9 @@ impl Meters {
             flow_dropped_at_warm: vec![0; n_long],
             cwnd_sum: vec![0.0; n_long],
             cwnd_samples: 0,
+            rtt_ms: vec![Vec::new(); n_long],
+            rate: vec![(0.0, 0, 0.0); n_long],
+            modes_at_warm: vec![[0; MAX_MODES]; n_long],
             start_buffer_pkts: Vec::new(),
             sample_interval: from_secs(cfg.sample_interval_s).max(1),
             last_sample: 0,

@@ -426,9 +426,25 @@ impl<'c> World<'c> {
                 self.meters.class_ctr_at_warm = self.meters.class_ctr;
                 for f in 0..self.conns.n_long {
                     self.meters.flow_at_warm[f] = (self.conns.senders[f].stats(), self.conns.receivers[f].delivered);
+                    self.meters.modes_at_warm[f] = self.conns.senders[f].stats().mode_times(self.now);
                     self.meters.flow_dropped_at_warm[f] = self.meters.flow_dropped[f];
                 }
             }
+        }
+    }
+
+    /// A long flow's RTT and delivery-rate samples from its last ACK, in the measured window.
+    fn record_samples(&mut self, f: usize) {
+        let (rtt_s, rate_pps) = self.conns.senders[f].take_samples();
+        if f >= self.conns.n_long || self.now < self.warm {
+            return;
+        }
+        if let Some(r) = rtt_s {
+            self.meters.rtt_ms[f].push((r * 1000.0) as f32);
+        }
+        if let Some(r) = rate_pps {
+            let (sum, n, max) = &mut self.meters.rate[f];
+            (*sum, *n, *max) = (*sum + r, *n + 1, max.max(r));
         }
     }
 
@@ -668,6 +684,7 @@ impl<'c> World<'c> {
                 } else {
                     self.conns.senders[f].on_ack(self.now, pkt.seq, &mut self.conns.outbox);
                 }
+                self.record_samples(f);
                 self.flush(f);
                 self.transfer_left(f);
             }

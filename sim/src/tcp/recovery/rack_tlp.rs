@@ -221,6 +221,7 @@ impl RackTlp {
     fn send_one(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
         if let Some(seq) = self.lost.pop_first() {
             self.retrans.insert(seq);
+            core.karn(seq);
             core.retransmit(now, seq, out);
             if seq == core.st.highest_ack + 1 {
                 self.rto_at = None; // Linux `tcp_xmit_retransmit_queue`: the head's resend restarts the RTO
@@ -316,8 +317,10 @@ impl RackTlp {
             core.send_next(now, out);
             None
         } else {
-            core.retransmit(now, st.maxseq, out);
-            self.retrans.insert(core.st.maxseq);
+            let seq = st.maxseq;
+            core.karn(seq);
+            core.retransmit(now, seq, out);
+            self.retrans.insert(seq);
             Some(now)
         };
         self.probe = Some(Probe { end: core.st.maxseq, retransmitted_at });
