@@ -13,9 +13,15 @@ What we map (everything else must keep its default, or its preset's, or the run 
   the Linux laws = TcpCubic (HyStart off, as Linux 2.6), TcpBic, TcpHighSpeed, TcpHtcp,
   TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK; CUBIC's beta, C, fast convergence and
   TCP friendliness as TcpCubic's attributes (`LAW_ATTRIBUTES`); dctcp = TcpDctcp (its g and
-  initial alpha; ns-3 gives it DCTCP's receiver and ECN). Recovery is ns-3's TcpClassicRecovery
-  (window halving and NewReno-style inflation), not PRR; `tcp.recovery=sack` (ns-2's Sack1, the
-  same RFC 6675 family) is accepted beside a law's preset recovery. ns-3 has no Reno: refused.
+  initial alpha; ns-3 gives it DCTCP's receiver and ECN); cubic_rfc9438 and the `linux` preset =
+  TcpCubic with beta 0.7 and HyStart (Linux's, not RFC 9406's HyStart++); bbr = TcpBbr, which
+  has no long-term mode (`tcp.long_term=false` is required). Recovery is ns-3's
+  TcpClassicRecovery (window halving and NewReno-style inflation); `tcp.recovery=sack` (ns-2's
+  Sack1, the same RFC 6675 family) is accepted beside a law's preset recovery, and `prr` maps to
+  TcpPrrRecovery. The `linux` and `bbr` presets' RACK-TLP, which ns-3 3.44 lacks, runs as its
+  classic recovery. ns-3 has no Reno: refused.
+- tcp_mix: each sender node's TcpL4Protocol gets its group's TypeId; the groups must agree with
+  the tcp section on what ns-3 holds per process (a preset's initial window, delayed ACKs).
 - pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
 - init_cwnd, init_ssthresh, min_rto, tick (ClockGranularity), delayed ACKs (DelAckCount 2 or 1,
   DelAckTimeout), limited transmit; wmax as SndBufSize = RcvBufSize = wmax segments; init_rto as
@@ -45,6 +51,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import sim
 from sim import SimConfig
 from sim.result import config_row
 from sweeps.backends.base import Backend, BackendResult, check_unmapped, with_resolved_buffer
@@ -63,14 +70,31 @@ SOCKET_TYPES = {
     "westwood": ("TcpWestwoodPlus", True),
     "lp": ("TcpLp", True),
     "dctcp": ("TcpDctcp", True),
+    "cubic_rfc9438": ("TcpCubic", True),
+    "linux": ("TcpCubic", True),
+    "bbr": ("TcpBbr", True),
 }
-"""Our tcp preset -> (ns-3's congestion-control TypeId, SACK)."""
-LAW_ATTRIBUTES = {
+"""Our tcp preset (or law) -> (ns-3's congestion-control TypeId, SACK)."""
+_RFC9438 = {
+    "beta": "Beta",
+    "c": "C",
+    "fast_convergence": "FastConvergence",
+    "slow_start": ("HyStart", {"rfc9406": "true", "standard": "false"}),
+}
+LAW_ATTRIBUTES: dict[str, dict[str, Any]] = {
     "cubic": {"beta": "Beta", "c": "C", "fast_convergence": "FastConvergence", "tcp_friendliness": "TcpFriendliness"},
     "dctcp": {"g": "DctcpShiftG", "alpha_init": "DctcpAlphaOnInit"},
+    "cubic_rfc9438": _RFC9438,
+    "linux": _RFC9438,
 }
-"""A law's parameters -> its ns-3 TypeId's attributes (ns-3 3.44 tcp-cubic.cc, tcp-dctcp.cc). CUBIC's
-because the defaults differ: ns-3's TcpCubic has RFC 8312's beta 0.7, Linux 2.6's (ours) 819/1024."""
+"""A law's parameters -> its ns-3 TypeId's attributes (ns-3 3.44 tcp-cubic.cc, tcp-dctcp.cc), or
+(attribute, {our value: theirs}). CUBIC's because the defaults differ: ns-3's TcpCubic has RFC
+8312's beta 0.7, Linux 2.6's (ours) 819/1024. RFC 9438's HyStart++ maps to TcpCubic's HyStart,
+which is Linux's (ACK trains and delay), not RFC 9406's: docs/fidelity.md."""
+LAW_FIXED = {"bbr": {"long_term": (False, "ns-3's TcpBbr has no long-term (policer) mode"), "ack_aggregation": (True, "")}}
+"""A law's parameters ns-3 has only one way: the value it needs, and why."""
+RECOVERY_TYPES = {"prr": "TcpPrrRecovery"}
+"""tcp.recovery -> ns-3's TcpRecoveryOps (else TcpClassicRecovery); each with SACK."""
 MAPPED = (
     "tcp",
     "flows",
@@ -144,9 +168,15 @@ def check(cfg: SimConfig) -> None:
         hint = " (ns-3 has no Reno; its NewReno is `newreno`, with SACK `sack`)" if row["tcp"] == "reno" else ""
         raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
     # ns-3's recovery (TcpClassicRecovery over an RFC 6675 scoreboard) is what our `sack` recovery
-    # models; a Linux law's own `linux` recovery (ns-2 TCP-Linux) is kept as its preset's default.
-    law = tuple(f"tcp_{k}" for k in LAW_ATTRIBUTES.get(row["tcp"], {}))
-    check_unmapped("ns3", row, MAPPED + law + (("tcp_recovery",) if row["tcp_recovery"] == "sack" else ()))
+    # models, and TcpPrrRecovery our `prr`; a preset's own recovery (ns-2 TCP-Linux's `linux`, the
+    # `linux` and `bbr` presets' RACK-TLP, which ns-3 lacks) is kept as its default.
+    law = tuple(f"tcp_{k}" for k in (*LAW_ATTRIBUTES.get(row["tcp"], {}), *LAW_FIXED.get(row["tcp"], {})))
+    recovery = ("tcp_recovery",) if row["tcp_recovery"] in ("sack", *RECOVERY_TYPES) else ()
+    check_unmapped("ns3", row, MAPPED + law + recovery + ("tcp_mix",))
+    for key, (value, why) in LAW_FIXED.get(row["tcp"], {}).items():
+        if row[f"tcp_{key}"] != value:
+            raise ValueError(f"tcp.{key}: {why}: the ns3 backend needs {str(value).lower()}, got {row[f'tcp_{key}']!r}")
+    _check_mix(cfg, row)
     if cfg.pkt_bytes <= HEADERS_BYTES:
         raise ValueError(
             f"pkt_bytes: the ns3 backend needs > {HEADERS_BYTES} (IP, TCP and timestamp headers), got {cfg.pkt_bytes}"
@@ -165,6 +195,58 @@ def check(cfg: SimConfig) -> None:
             f"queue.k_pkts: the ns3 backend needs >= 2 (its RED marks only above one queued packet), "
             f"got {row['queue_k_pkts']}"
         )
+
+
+def _mix_groups(cfg: SimConfig) -> list[tuple[str, int]]:
+    """(name, flows) of each tcp_mix group; [] without a mix."""
+    if not cfg.tcp_mix:
+        return []
+    groups = [g.split(":") for g in cfg.tcp_mix.replace("+", ",").split(",") if g.strip()]
+    return [(name.strip(), int(n)) for name, n in groups]
+
+
+def _law_attributes(tcp: str, law: Any) -> dict[str, str]:
+    """Tcp preset `tcp`'s law parameters (`law`: its tcp section) as absolute ns-3 attributes."""
+    kind = SOCKET_TYPES[tcp][0]
+    out = {}
+    for ours, theirs in LAW_ATTRIBUTES.get(tcp, {}).items():
+        value = getattr(law, ours)
+        if isinstance(theirs, tuple):
+            theirs, values = theirs
+            value = values[value]
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        else:
+            value = f"{value!r}"
+        out[f"ns3::{kind}::{theirs}"] = value
+    return out
+
+
+def _group_law(cfg: SimConfig, name: str) -> Any:
+    """The tcp section whose law parameters mix group `name` runs with, as the engine builds it:
+    the tcp section's own if the group has its law, else the group's preset defaults."""
+    group = SimConfig(tcp=name).tcp
+    return cfg.tcp if group.cc == cfg.tcp.cc else group
+
+
+def _check_mix(cfg: SimConfig, row: dict[str, Any]) -> None:
+    """A mix runs on ns-3 if every group maps, and agrees with the tcp section on what ns-3 holds
+    per process (the initial window, delayed ACKs, ... a preset sets) and with the other groups on
+    their TypeIds' attributes."""
+    presets = {p["name"]: p["set"] for p in sim.schema.unions()["tcp"]["presets"]}
+    attrs: dict[str, str] = {}
+    for name, _ in _mix_groups(cfg):
+        if name not in SOCKET_TYPES:
+            raise ValueError(f"tcp_mix: the ns3 backend supports groups {', '.join(SOCKET_TYPES)}, got {name!r}")
+        for key, value in presets.get(name, {}).items():
+            if key not in ("cc", "recovery", "release") and row[f"tcp_{key}"] != value:
+                raise ValueError(
+                    f"tcp_mix: group {name!r} sets tcp.{key} to {value!r}, the tcp section has {row[f'tcp_{key}']!r}: "
+                    "ns-3 holds it per process; set the tcp section to match"
+                )
+        for key, value in _law_attributes(name, _group_law(cfg, name)).items():
+            if attrs.setdefault(key, value) != value:
+                raise ValueError(f"tcp_mix: groups set ns-3's {key} to {attrs[key]} and {value}")
 
 
 def qdisc_attributes(cfg: SimConfig) -> tuple[str, dict[str, str]]:
@@ -251,12 +333,20 @@ def _scenario() -> Any:
     return cppyy.gbl.bsw
 
 
-def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float]) -> Any:
+def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float], groups: list[str]) -> Any:
     bsw = _scenario()
     row = config_row(cfg)
     kind, sack = SOCKET_TYPES[row["tcp"]]
     p = bsw.Params()
-    p.socketType, p.sack = f"ns3::{kind}", sack
+    p.socketType, p.sack = f"ns3::{kind}", sack or row["tcp_recovery"] in ("sack", *RECOVERY_TYPES)
+    p.recoveryType = f"ns3::{RECOVERY_TYPES.get(row['tcp_recovery'], 'TcpClassicRecovery')}"
+    laws = _law_attributes(row["tcp"], cfg.tcp)
+    if cfg.tcp_mix:
+        by_label = {name: SOCKET_TYPES[name][0] for name, _ in _mix_groups(cfg)}
+        for name, _ in _mix_groups(cfg):
+            laws |= _law_attributes(name, _group_law(cfg, name))
+        for label in groups:
+            p.flowSocketTypes.push_back(f"ns3::{by_label[label]}")
     p.flows, p.bufferPkts, p.wmaxPkts = cfg.flows, int(cfg.buffer_pkts), int(cfg.wmax_pkts)
     p.coreMbps, p.accessMbps = cfg.core_mbps, float(cfg.access_mbps or 0.0)
     p.accessBufferPkts, p.pktBytes = int(cfg.access_buffer_pkts), cfg.pkt_bytes
@@ -273,10 +363,9 @@ def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float]) -> Any:
         p.qdiscAttrNames.push_back(k)
         p.qdiscAttrValues.push_back(v)
     p.quantumBytes = int(row["queue_quantum_bytes"] or cfg.pkt_bytes) if row["queue"] == "fq_codel" else 0
-    for ours, theirs in LAW_ATTRIBUTES.get(row["tcp"], {}).items():
-        value = getattr(cfg.tcp, ours)
-        p.lawAttrNames.push_back(theirs)
-        p.lawAttrValues.push_back(("true" if value else "false") if isinstance(value, bool) else f"{value!r}")
+    for name, value in laws.items():
+        p.lawAttrNames.push_back(name)
+        p.lawAttrValues.push_back(value)
     for x in rtts_ms:
         p.rttsMs.push_back(x)
     for x in starts_s:
@@ -288,7 +377,8 @@ def run(cfg: SimConfig) -> BackendResult:
     check(cfg)
     drawn = drawn_flows(cfg)
     cfg = with_resolved_buffer(cfg, drawn)
-    params = _params(cfg, drawn.flows["rtt_ms"].to_pylist(), drawn.flows["start_s"].to_pylist())
+    flows = drawn.flows.to_pydict()
+    params = _params(cfg, flows["rtt_ms"], flows["start_s"], flows["tcp_group"])
     t0 = time.perf_counter()
     records = parse_records(str(_scenario().Run(params)))
     return to_result(cfg, drawn, records, time.perf_counter() - t0)

@@ -41,6 +41,8 @@ using namespace ns3;
 struct Params
 {
     std::string socketType; // ns3::TcpNewReno, ns3::TcpCubic, ...
+    std::vector<std::string> flowSocketTypes; // per flow, for a tcp_mix (empty: socketType for all)
+    std::string recoveryType;                 // ns3::TcpClassicRecovery or ns3::TcpPrrRecovery
     bool sack;
     uint32_t flows;
     uint32_t bufferPkts;
@@ -67,7 +69,7 @@ struct Params
     std::vector<std::string> qdiscAttrNames;   // the qdisc's attributes, set as defaults
     std::vector<std::string> qdiscAttrValues;
     uint32_t quantumBytes;                     // FqCoDel's quantum (0: not FqCoDel)
-    std::vector<std::string> lawAttrNames;     // the socketType's attributes, set as defaults
+    std::vector<std::string> lawAttrNames;     // the laws' attributes (ns3::Type::Name), set as defaults
     std::vector<std::string> lawAttrValues;
     std::vector<double> rttsMs;
     std::vector<double> startsS;
@@ -275,8 +277,7 @@ static void
 SetTcpDefaults(const Params& p)
 {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName(p.socketType)));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TypeId::LookupByName("ns3::TcpClassicRecovery")));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TypeId::LookupByName(p.recoveryType)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(p.sack));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(p.minRtoMs)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(p.tickMs)));
@@ -296,7 +297,7 @@ SetTcpDefaults(const Params& p)
     // Linux 2.6's CUBIC, as our `cubic` preset: no HyStart.
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
     for (size_t i = 0; i < p.lawAttrNames.size(); i++)
-        Config::SetDefault(p.socketType + "::" + p.lawAttrNames[i], StringValue(p.lawAttrValues[i]));
+        Config::SetDefault(p.lawAttrNames[i], StringValue(p.lawAttrValues[i]));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(p.ecn ? "On" : "Off"));
 }
 
@@ -381,6 +382,10 @@ BuildDumbbell(const Params& p, NodeContainer& senders, Ptr<Node>& receiver, std:
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     sinkAddrs.assign(p.flows, rx.GetAddress(1));
+    for (size_t i = 0; i < p.flowSocketTypes.size(); i++) // a tcp_mix: each sender's own law
+        senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute(
+            "SocketType",
+            TypeIdValue(TypeId::LookupByName(p.flowSocketTypes[i])));
 }
 
 static void
