@@ -91,7 +91,9 @@ LAW_ATTRIBUTES: dict[str, dict[str, Any]] = {
 (attribute, {our value: theirs}). CUBIC's because the defaults differ: ns-3's TcpCubic has RFC
 8312's beta 0.7, Linux 2.6's (ours) 819/1024. RFC 9438's HyStart++ maps to TcpCubic's HyStart,
 which is Linux's (ACK trains and delay), not RFC 9406's: docs/fidelity.md."""
-LAW_FIXED = {"bbr": {"long_term": (False, "ns-3's TcpBbr has no long-term (policer) mode"), "ack_aggregation": (True, "")}}
+LAW_FIXED = {
+    "bbr": {"long_term": (False, "ns-3's TcpBbr has no long-term (policer) mode"), "ack_aggregation": (True, "")},
+}
 """A law's parameters ns-3 has only one way: the value it needs, and why."""
 RECOVERY_TYPES = {"prr": "TcpPrrRecovery"}
 """tcp.recovery -> ns-3's TcpRecoveryOps (else TcpClassicRecovery); each with SACK."""
