@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import matplotlib.pyplot as plt
 
 from analysis.reproductions.common import Report, status_note, stored, sweep_cli
+from analysis.reproductions.crosscheck import (
+    MIN_EVENTS,
+    RATE_REL,
+    SOJOURN_ABS_MS,
+    SOJOURN_REL,
+    UTIL_TOL,
+    median,
+    ok,
+    points,
+)
 from sweeps.backends import BACKENDS
 
 NAME = "aqm_backends"
@@ -21,59 +30,6 @@ CONTROL = ("queue=droptail", "core_mbps=10")
 """The control: drop-tail, where what differs is the TCPs; at 10 Mb/s only (ns-3's drop-tail at
 100 Mb/s, with windows of 1,000+ packets, runs about 40x slower than with a queue disc)."""
 KEYS = ("queue", "tcp_ecn", "core_mbps", "tcp", "flows", "buffer_policy_factor")
-UTIL_TOL = 0.03
-"""Issue 32: utilization within 0.03, mean sojourn within 20% (or 1 ms), drop-or-mark rate within 25%."""
-SOJOURN_REL, SOJOURN_ABS_MS = 0.20, 1.0
-RATE_REL = 0.25
-MIN_EVENTS = 50
-"""Drops and marks per run (ns-3's, mean of the seeds) below which the rate is not checked."""
-METRICS = {
-    "utilization": "avg(utilization)",
-    "sojourn": "avg(mean_queue_delay_ms)",
-    "rate": "avg(loss_rate + coalesce(mark_rate, 0))",
-    "marks": "avg(coalesce(bottleneck_marks, 0))",
-    "drops": "avg(bottleneck_drops)",
-    "timeouts": "avg(timeouts)",
-    "seeds": "count(*)",
-}
-
-
-def points(con: Any, ns3_version: str) -> dict[tuple, dict[str, dict[str, float]]]:
-    """Per point (KEYS), per backend, the seed means of METRICS over the seeds both backends ran
-    (ns-3's runs of `ns3_version` only: the scenario's digest is in it), and under "check" the
-    point's `verdicts`."""
-    cols = ", ".join(KEYS)
-    aggs = ", ".join(f"{sql} AS {k}" for k, sql in METRICS.items())
-    rows = con.execute(
-        f"""WITH ok AS (SELECT * FROM runs WHERE name = ? AND status = 'ok'
-                        AND (backend = 'engine' OR backend_version = ?)),
-            paired AS (SELECT config_id FROM ok GROUP BY config_id HAVING count(DISTINCT backend) = 2)
-        SELECT backend, {cols}, {aggs} FROM ok WHERE config_id IN (SELECT config_id FROM paired)
-        GROUP BY ALL ORDER BY ALL""",
-        [NAME, ns3_version],
-    ).fetchall()
-    out: dict[tuple, dict[str, dict[str, float]]] = {}
-    for backend, *rest in rows:
-        key, values = tuple(rest[: len(KEYS)]), rest[len(KEYS) :]
-        out.setdefault(key, {})[backend] = dict(zip(METRICS, values))
-    paired = {k: v for k, v in out.items() if len(v) == 2}
-    for by in paired.values():
-        by["check"] = verdicts(by["engine"], by["ns3"])  # once per point: rows, reading and groups read it
-    return paired
-
-
-def verdicts(ours: dict[str, float], ns3: dict[str, float]) -> tuple[bool, bool | None, bool | None]:
-    """(utilization, mean sojourn, drop-or-mark rate) within issue 32's bounds; the rate is not
-    checked (None) where ns-3 counted fewer than MIN_EVENTS drops and marks per run, too few for a
-    25% bound to mean anything."""
-    util = abs(ours["utilization"] - ns3["utilization"]) <= UTIL_TOL
-    sojourn = None  # not measured (ns-3's drop-tail device queue has no sojourn trace)
-    if ours["sojourn"] is not None and ns3["sojourn"] is not None:
-        gap = abs(ours["sojourn"] - ns3["sojourn"])
-        sojourn = gap <= SOJOURN_ABS_MS or gap <= SOJOURN_REL * ns3["sojourn"]
-    if ns3.get("drops", MIN_EVENTS) + ns3.get("marks", 0) < MIN_EVENTS:
-        return util, sojourn, None
-    return util, sojourn, abs(ours["rate"] - ns3["rate"]) <= RATE_REL * ns3["rate"]
 
 
 def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
@@ -87,7 +43,7 @@ def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple
     control = (*(g for g in rest if not g.startswith("core_mbps=")), *CONTROL)
     rc = max(sweep_cli(NAME, results, rerun, grid), sweep_cli(NAME, results, rerun, (*grid, *ECN)))
     rc = max(rc, sweep_cli(NAME, results, rerun, control))
-    data = points(stored(results, None, NAME), BACKENDS["ns3"].version())
+    data = points(stored(results, None, NAME), NAME, KEYS, BACKENDS["ns3"].version())
     rows = []
     for key, by in data.items():
         ours, ns3 = by["engine"], by["ns3"]
@@ -148,7 +104,7 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
         f"flows' RTTs and start times the engine drew for the seed). Within the bounds: utilization (±{UTIL_TOL}) "
         f"at {util_ok} of {n}, mean sojourn (±{SOJOURN_REL:.0%} or {SOJOURN_ABS_MS:g} ms) at {delay_ok} of "
         f"{delay_n}, drop-or-mark rate (±{RATE_REL:.0%}) at {rate_ok} of the {rate_n} where ns-3 counted at least "
-        f"{MIN_EVENTS} drops and marks per run; every checked bound at {sum(_ok(c) for c in checks)}.\n\n"
+        f"{MIN_EVENTS} drops and marks per run; every checked bound at {sum(ok(c) for c in checks)}.\n\n"
     )
     text += (
         "Per discipline and capacity: points missing any bound / points; the median ratio of our drop-or-mark "
@@ -156,9 +112,9 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
         "the event count that most separates the two simulators' TCPs:\n\n"
     )
     for label, sel in groups(data).items():
-        miss = sum(not _ok(by["check"]) for by in sel)
-        rate = _median([by["engine"]["rate"] / by["ns3"]["rate"] for by in sel if by["ns3"]["rate"] > 0])
-        delay = _median([by["engine"]["sojourn"] / by["ns3"]["sojourn"] for by in sel if by["ns3"]["sojourn"]])
+        miss = sum(not ok(by["check"]) for by in sel)
+        rate = median([by["engine"]["rate"] / by["ns3"]["rate"] for by in sel if by["ns3"]["rate"] > 0])
+        delay = median([by["engine"]["sojourn"] / by["ns3"]["sojourn"] for by in sel if by["ns3"]["sojourn"]])
         to = [sum(by[b]["timeouts"] for by in sel) / len(sel) for b in ("ns3", "engine")]
         text += f"- {label}: {miss} / {len(sel)}; rate x{rate:.2f}, sojourn " + (
             "not measured by ns-3; " if math.isnan(delay) else f"x{delay:.2f}; "
@@ -169,15 +125,6 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]]) -> str:
         "(Queue disciplines against ns-3)."
     )
     return text
-
-
-def _ok(check: tuple[bool, bool | None, bool | None]) -> bool:
-    return all(c is not False for c in check)
-
-
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else math.nan
 
 
 def groups(data: dict[tuple, dict[str, dict[str, float]]]) -> dict[str, list[dict[str, dict[str, float]]]]:

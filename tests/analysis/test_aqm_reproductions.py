@@ -10,7 +10,8 @@ import pytest
 
 from analysis import papers
 from analysis.reproductions.aqm import aqm_buffer_independence, fq_codel_isolation, red_tuning
-from analysis.reproductions.aqm_backends import aqm_backends, verdicts
+from analysis.reproductions.aqm_backends import aqm_backends
+from analysis.reproductions.crosscheck import verdicts
 
 
 @pytest.fixture(autouse=True)
