@@ -140,3 +140,23 @@ AQM_TARGET_MS = {"codel": 5.0, "pie": 15.0, "fq_codel": 5.0}
 # overcontrolling").
 RED_FJ93 = {"max_p": 0.02, "w_q": 0.002, "max_th_over_min_th": 2.0}
 RED_FLOYD97 = {"max_p": 0.1, "max_th_over_min_th": 3.0}
+
+# Issue 33. The BBR papers give their results as plots; the reports test these claims (no number is
+# read off a plot):
+# - Hock, Bless and Zitterbart, "Experimental Evaluation of BBR Congestion Control" (ICNP 2017), and
+#   Scholz et al., "Towards a Deeper Understanding of TCP BBR Congestion Control" (IFIP Networking
+#   2018): one BBR flow takes most of the link from CUBIC in buffers below about a BDP, and CUBIC
+#   takes more as the buffer grows, most of it in deep (8-16 BDP) buffers.
+# - Ware et al., "Modeling BBR's Interactions with Loss-Based Congestion Control" (IMC 2019): BBR's
+#   share is largely independent of the number of loss-based flows it competes with.
+BBR_MAJORITY = 0.5
+"""'Most of the link': more than this share."""
+BBR_SHALLOW_MAX_BDP = 1.0
+"""'Shallow' buffers, in BDP: BBR takes most of the link at and below this."""
+BBR_DEEP_MIN_BDP = 8.0
+"""'Deep' buffers, in BDP: CUBIC takes most of the link at and above this."""
+BBR_N_INDEPENDENT_TOL = 0.15
+"""'Largely independent of N': BBR's share against 1 and against 16 CUBIC flows within this."""
+# The single-flow buffer rule: a flow whose window falls to beta x cwnd at a loss keeps the link
+# busy iff the buffer holds (1 - beta) / beta x BDP (the classic 1 BDP for Reno's 0.5).
+SINGLE_FLOW_BETA = {"sack": 0.5, "cubic_rfc9438": 0.7, "cubic": 819 / 1024}

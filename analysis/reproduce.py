@@ -31,6 +31,7 @@ from analysis.reproductions.enachescu import (  # noqa: E402
     enachescu_fig2b,
     enachescu_fig3b,
 )
+from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer  # noqa: E402
 from analysis.reproductions.modern_backends import modern_backends  # noqa: E402
 from analysis.reproductions.stanford import appenzeller_fig13, stanford_min_buffer  # noqa: E402
 
@@ -96,6 +97,14 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     ),
     "aqm_backends": Reproduction(
         aqm_backends, "RFC 8289, 8033, 8290; Floyd, Jacobson 1993", "queue disciplines vs ns-3 3.44 queue discs"
+    ),
+    "bbr_vs_cubic_buffer": Reproduction(
+        bbr_vs_cubic_buffer,
+        "Hock et al. 2017; Scholz et al. 2018; Ware et al. 2019",
+        "BBR's share against CUBIC by buffer",
+    ),
+    "cubic_single_flow_buffer": Reproduction(
+        cubic_single_flow_buffer, "RFC 9438; the BDP rule", "one flow's minimum buffer by its decrease factor beta"
     ),
     "modern_backends": Reproduction(
         modern_backends, "RFC 9438, 6937, 8257; Cardwell et al. 2016", "modern senders vs ns-3 3.44 (BBR, DCTCP, ...)"
