@@ -155,6 +155,12 @@ VARIANTS: dict[str, dict] = {
 VARIANTS["dctcp (K=20)"] = dict(
     tcp={"cc": "dctcp", "recovery": "sack", "ecn": True}, queue={"name": "step", "k_pkts": 20}, **_DICK
 )
+VARIANTS["cubic_rfc9438 (sack)"] = dict(tcp={"cc": "cubic_rfc9438", "recovery": "sack"}, **_DICK)
+VARIANTS["newreno + prr"] = dict(tcp={"cc": "newreno", "recovery": "prr"}, **_DICK)
+VARIANTS["newreno + rack_tlp"] = dict(tcp={"cc": "newreno", "recovery": "rack_tlp"}, **_DICK)
+VARIANTS["linux"] = dict(tcp="linux", **_DICK)
+VARIANTS["bbr (paced, rack_tlp)"] = dict(tcp="bbr", **_DICK)
+VARIANTS["bbr (paced, sack)"] = dict(tcp={"cc": "bbr", "recovery": "sack", "release": "paced"}, **_DICK)
 
 # Every queue discipline on the same scenario, beside drop-tail in the same run (issue 32: each at
 # >= 0.6x drop-tail's bottleneck packets per wall-second), and FQ-CoDel with 1,000 flows (memory

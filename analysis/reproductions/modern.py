@@ -74,6 +74,9 @@ def _bbr_reading(data: dict[tuple, dict[str, float]]) -> str:
 
 
 def _bbr_plot(data: dict[tuple, dict[str, float]]) -> None:
+    if not data:
+        plt.figure().text(0.5, 0.5, "Nothing stored: the sweeps did not run.", ha="center")
+        return
     rates = sorted({m for m, _, _ in data})
     fig, axes = plt.subplots(len(rates), 3, figsize=(15, 4 * len(rates)), squeeze=False)
     for row, mbps in zip(axes, rates):

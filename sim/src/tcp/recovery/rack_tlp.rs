@@ -188,11 +188,11 @@ impl RackTlp {
             }
             true
         };
-        let mut s = core.st.highest_ack;
-        while let Some(h) = self.sack.first_hole(s, core.st.maxseq + 1) {
-            s = h;
-            if !self.lost.contains(&h) && !self.retrans.contains(&h) && !check(h) {
-                break;
+        'scan: for (start, end) in self.sack.holes(core.st.highest_ack, core.st.maxseq + 1) {
+            for h in start..end {
+                if !self.lost.contains(&h) && !self.retrans.contains(&h) && !check(h) {
+                    break 'scan;
+                }
             }
         }
         for &seq in &self.retrans {

@@ -63,6 +63,28 @@ impl Sack {
         self.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum()
     }
 
+    /// The unSACKed ranges [start, end) above `after` and below `limit`, in order, in one pass.
+    pub fn holes(&self, after: i64, limit: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let mut s = after + 1;
+        let mut blocks = self.sacked.iter();
+        std::iter::from_fn(move || {
+            while s < limit {
+                let Some(&(start, end)) = blocks.next() else {
+                    let hole = (s, limit);
+                    s = limit;
+                    return Some(hole);
+                };
+                if start > s {
+                    let hole = (s, start.min(limit));
+                    s = end.max(s);
+                    return Some(hole);
+                }
+                s = s.max(end);
+            }
+            None
+        })
+    }
+
     /// The first unSACKed packet above `after` and below `limit`.
     pub fn first_hole(&self, after: i64, limit: i64) -> Option<i64> {
         let mut s = after + 1;
@@ -218,6 +240,15 @@ mod tests {
         assert_eq!(r.sacked, vec![(5, 6), (8, 12)]);
         r.drop_to(7);
         assert_eq!(r.sacked, vec![(8, 12)]);
+    }
+
+    #[test]
+    fn holes_are_the_gaps_between_sacked_blocks() {
+        let mut r = Sack::default();
+        r.on_sack(&st(0, 20), &[(3, 5), (8, 9)]);
+        assert_eq!(r.holes(0, 21).collect::<Vec<_>>(), vec![(1, 3), (5, 8), (9, 21)]);
+        assert_eq!(r.holes(3, 7).collect::<Vec<_>>(), vec![(5, 7)]);
+        assert_eq!(r.holes(0, 2).collect::<Vec<_>>(), vec![(1, 2)]);
     }
 
     #[test]
