@@ -62,7 +62,7 @@ impl Recovery for Prr {
     }
 
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
-        if self.sack.in_recovery() && ackno >= st.recover {
+        if self.sack.in_recovery() && ackno >= st.recover && !self.law_sets_window {
             st.cwnd = st.ssthresh.min(st.wmax); // RFC 6937: the window at the end of recovery
         }
         self.sack.on_new_ack(st, law, ack, ackno)

@@ -398,7 +398,7 @@ impl Recovery for RackTlp {
             self.rto_at = None; // restarts (RFC 6298 5.3)
         }
         if self.state != State::Open && ackno >= core.st.recover {
-            if self.state == State::Recovery {
+            if self.state == State::Recovery && !self.law_sets_window {
                 core.st.cwnd = core.st.ssthresh.min(core.st.wmax); // PRR's end of recovery
             }
             self.state = State::Open;
