@@ -6,6 +6,7 @@
 //! send and ACK intervals, marked app-limited when the sender ran out of data.
 //! Details: docs/tcp.md, `tcp/rate.rs`.
 
+use super::recovery::sack::add_range;
 use super::seq_ring::SeqRing;
 use crate::time::Time;
 
@@ -166,7 +167,7 @@ impl RateSampler {
             let start = start.max(ackno + 1);
             if end > start {
                 newly.extend(gaps(&self.sacked, start, end));
-                self.add_sacked(start, end);
+                add_range(&mut self.sacked, (start, end));
             }
         }
         let mut rs = RateSample { now, delivered: -1, ..Default::default() };
@@ -205,17 +206,6 @@ impl RateSampler {
         // Shorter than the min RTT: a compressed burst of ACKs, which would over-estimate.
         rs.interval = if self.min_rtt.is_some_and(|m| interval < m) { 0 } else { interval };
         rs
-    }
-
-    fn add_sacked(&mut self, start: i64, end: i64) {
-        let lo = self.sacked.partition_point(|b| b.1 < start);
-        let hi = self.sacked.partition_point(|b| b.0 <= end);
-        if lo == hi {
-            self.sacked.insert(lo, (start, end));
-        } else {
-            let merged = (start.min(self.sacked[lo].0), end.max(self.sacked[hi - 1].1));
-            self.sacked.splice(lo..hi, [merged]);
-        }
     }
 }
 

@@ -626,4 +626,4 @@ fn ca_state(st: &TcpState) -> CaState {
 
 #[cfg(test)]
 #[path = "sender_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -6,7 +6,8 @@ use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::TcpConfig;
 use std::collections::{HashSet, VecDeque};
 
-fn params() -> TcpParams {
+/// The test senders' settings: 10 packets of window, a 200-ms minimum RTO, exact RTT samples.
+pub(crate) fn params() -> TcpParams {
     TcpParams {
         init_cwnd: 10.0,
         init_ssthresh: 100.0,

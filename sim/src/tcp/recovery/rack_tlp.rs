@@ -473,7 +473,7 @@ impl Recovery for RackTlp {
 mod tests {
     use crate::params::{Param, Value};
     use crate::rng::{stream, Stream};
-    use crate::tcp::sender::{TcpParams, TcpSender};
+    use crate::tcp::sender::TcpSender;
     use crate::tcp::TcpConfig;
     use crate::time::{from_secs, Time};
 
@@ -483,19 +483,7 @@ mod tests {
     fn sender(size_pkts: i64) -> TcpSender {
         let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("rack_tlp"))]);
         let t = TcpConfig::parse(&v).unwrap();
-        let p = TcpParams {
-            init_cwnd: 10.0,
-            init_ssthresh: 100.0,
-            wmax: 100.0,
-            min_rto_s: 0.2,
-            max_rto_s: 60.0,
-            init_rto_s: 3.0,
-            tick_s: 0.0,
-            limited_transmit: true,
-            max_burst: 0,
-            ecn: false,
-            delayed_ack: None,
-        };
+        let p = crate::tcp::sender::tests::params();
         let s = TcpSender::new(p, (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
         s.with_size(size_pkts)
     }

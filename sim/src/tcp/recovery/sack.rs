@@ -14,6 +14,19 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     releases: &[],
 };
 
+/// Adds [start, end) to sorted, disjoint, non-adjacent ranges, merging it with those it touches
+/// (the SACK scoreboard's and the rate estimator's sets of SACKed packets).
+pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
+    let lo = ranges.partition_point(|b| b.1 < start);
+    let hi = ranges.partition_point(|b| b.0 <= end);
+    if lo == hi {
+        ranges.insert(lo, (start, end));
+    } else {
+        let merged = (start.min(ranges[lo].0), end.max(ranges[hi - 1].1));
+        ranges.splice(lo..hi, [merged]);
+    }
+}
+
 #[derive(Default)]
 pub struct Sack {
     /// SACKed packets above the cumulative ACK: sorted, disjoint, non-adjacent [start, end).
@@ -25,15 +38,8 @@ pub struct Sack {
 
 impl Sack {
     /// Adds a SACK block to the scoreboard, merging it with those it touches.
-    fn add(&mut self, (start, end): (i64, i64)) {
-        let lo = self.sacked.partition_point(|b| b.1 < start);
-        let hi = self.sacked.partition_point(|b| b.0 <= end);
-        if lo == hi {
-            self.sacked.insert(lo, (start, end));
-        } else {
-            let merged = (start.min(self.sacked[lo].0), end.max(self.sacked[hi - 1].1));
-            self.sacked.splice(lo..hi, [merged]);
-        }
+    fn add(&mut self, block: (i64, i64)) {
+        add_range(&mut self.sacked, block);
     }
 
     /// Forgets what the cumulative ACK `ackno` now covers.
