@@ -16,6 +16,7 @@ from analysis.reproductions.crosscheck import (
     SOJOURN_ABS_MS,
     SOJOURN_REL,
     UTIL_TOL,
+    equality_axes,
     median,
     ok,
     points,
@@ -153,13 +154,7 @@ def plot(data: dict[tuple, dict[str, dict[str, float]]]) -> None:
                 label=None if tag in seen else tag,
             )
             seen.add(tag)
-        lo, hi = ax.get_xlim()
-        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-        if metric != "utilization":
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-        ax.set_xlabel(f"ns-3 3.44: {label}")
-        ax.set_ylabel(f"ours: {label}")
+        equality_axes(ax, metric, label)
     axes[0].legend(fontsize=7, ncol=2)
     fig.suptitle("Each point: one set-up, mean of its seeds; the line is equality")
     fig.tight_layout()

@@ -72,3 +72,15 @@ def ok(check: tuple[bool, bool | None, bool | None]) -> bool:
 def median(xs: list[float]) -> float:
     xs = sorted(xs)
     return xs[len(xs) // 2] if xs else math.nan
+
+
+def equality_axes(ax: Any, metric: str, label: str) -> None:
+    """Finishes one panel of ns-3's figure (x) against ours (y): the line of equality, log scales
+    for every metric but utilization, and the axis labels."""
+    lo, hi = ax.get_xlim()
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    if metric != "utilization":
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel(f"ns-3 3.44: {label}")
+    ax.set_ylabel(f"ours: {label}")

@@ -11,7 +11,16 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis.reproductions.common import Report, status_note, stored, sweep_cli
-from analysis.reproductions.crosscheck import METRICS, RATE_REL, SOJOURN_ABS_MS, SOJOURN_REL, UTIL_TOL, ok, points
+from analysis.reproductions.crosscheck import (
+    METRICS,
+    RATE_REL,
+    SOJOURN_ABS_MS,
+    SOJOURN_REL,
+    UTIL_TOL,
+    equality_axes,
+    ok,
+    points,
+)
 from sweeps.backends import BACKENDS
 
 NAME = "modern_backends"
@@ -123,13 +132,7 @@ def plot(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, dic
             xy = [(x, y) for x, y in xy if x is not None and y is not None and (metric == "utilization" or x > 0)]
             if xy:
                 ax.plot(*zip(*xy), "o", color=f"C{i}", label=" + ".join(sender))
-        lo, hi = ax.get_xlim()
-        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-        if metric != "utilization":
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-        ax.set_xlabel(f"ns-3 3.44: {label}")
-        ax.set_ylabel(f"ours: {label}")
+        equality_axes(ax, metric, label)
     axes[0].legend(fontsize=7)
     xy = [(by["ns3"]["bbr_share"], by["engine"]["bbr_share"]) for by in shares.values()]
     if xy:
