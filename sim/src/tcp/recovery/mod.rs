@@ -1,6 +1,7 @@
 //! Loss recovery (`tcp.recovery`): after three duplicate ACKs (reno, newreno, sack), or from a
 //! scoreboard (linux, with `scoreboard.rs`); one file each, one line in `recoveries!` below.
 
+pub mod rack_marks;
 pub mod scoreboard;
 
 use super::sender::SenderCore;

@@ -9,9 +9,8 @@
 //! comes at least a min RTT after it (Linux's test for an ambiguous RACK sample).
 //! Details: docs/tcp.md, `tcp/recovery/rack_tlp.rs`.
 
-use std::collections::BTreeSet;
-
 use super::prr::PrrCount;
+use super::rack_marks::Marks;
 use super::sack::Sack;
 use crate::tcp::sender::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
@@ -55,10 +54,8 @@ struct Probe {
 #[derive(Default)]
 pub struct RackTlp {
     sack: Sack,
-    /// Marked lost and not retransmitted since.
-    lost: BTreeSet<i64>,
-    /// Retransmitted and not yet delivered.
-    retrans: BTreeSet<i64>,
+    /// Which packets are marked lost, and which were retransmitted when.
+    marks: Marks,
     state: State,
     prr: PrrCount,
     /// RACK.xmit_ts and RACK.end_seq: the most recently sent packet known delivered.
@@ -94,7 +91,7 @@ fn sent_after(a: (Time, i64), b: (Time, i64)) -> bool {
 impl RackTlp {
     /// Packets in flight: sent, neither delivered nor marked lost (retransmissions count).
     fn in_flight(&self, st: &TcpState) -> i64 {
-        st.outstanding() - self.sack.sacked_pkts() - self.lost.len() as i64
+        st.outstanding() - self.sack.sacked_pkts() - self.marks.lost_pkts()
     }
 
     /// RFC 8985 section 6.2 step 4, without D-SACK's multiplier.
@@ -113,20 +110,19 @@ impl RackTlp {
         let una = core.st.highest_ack;
         let mut s = una;
         while let Some(h) = self.sack.first_hole(s, (ackno + 1).min(self.fack)) {
-            self.reordering_seen |= !self.retrans.contains(&h); // RACK.fack as it was before this ACK
+            self.reordering_seen |= !self.marks.is_retransmitted(h); // RACK.fack as it was before this ACK
             s = h;
         }
         for &(start, end) in blocks {
             if end - 1 > una {
                 self.consider(core, end - 1, now);
             }
-            // Collected only when a retransmission is covered (an empty Vec does not allocate).
-            let resent: Vec<i64> = self.retrans.range(start.max(una + 1)..end).copied().collect();
+            let resent = self.marks.retransmitted_in(start.max(una + 1), end);
             resent.into_iter().for_each(|seq| self.consider(core, seq, now));
         }
         if ackno > una {
             self.consider(core, ackno, now);
-            let resent: Vec<i64> = self.retrans.range(una + 1..=ackno).copied().collect();
+            let resent = self.marks.retransmitted_in(una + 1, ackno + 1);
             resent.into_iter().for_each(|seq| self.consider(core, seq, now));
         }
     }
@@ -136,7 +132,7 @@ impl RackTlp {
     fn consider(&mut self, core: &SenderCore, seq: i64, now: Time) {
         let Some(sent) = core.sent_at(seq) else { return };
         let rtt = now - sent;
-        if self.retrans.contains(&seq) {
+        if self.marks.is_retransmitted(seq) {
             if self.min_rtt.is_some_and(|m| rtt < m) {
                 return;
             }
@@ -155,22 +151,16 @@ impl RackTlp {
         self.sack.on_sack(st, blocks);
         self.sack.drop_to(ackno);
         for &(start, end) in blocks {
-            for set in [&mut self.lost, &mut self.retrans] {
-                let inside: Vec<i64> = set.range(start..end).copied().collect();
-                inside.iter().for_each(|s| {
-                    set.remove(s);
-                });
-            }
+            self.marks.delivered(start, end);
         }
-        self.lost = self.lost.split_off(&(ackno + 1));
-        self.retrans = self.retrans.split_off(&(ackno + 1));
+        self.marks.acked_to(ackno);
     }
 
     /// Step 5, `RACK_detect_loss`: marks lost every packet sent before RACK's that has waited
     /// RACK.rtt + reo_wnd; returns how many it marked and how long the next one still has to
-    /// wait, if any. Original
-    /// transmissions leave in sequence order, so the scan of holes stops at the first sent after
-    /// RACK's; retransmissions are checked one by one.
+    /// wait, if any. Original transmissions leave in sequence order, so the scan of the holes'
+    /// unmarked packets stops at the first sent after RACK's; retransmissions are scanned in the
+    /// order they left, up to the first not yet due (`rack_marks.rs`).
     fn detect_loss(&mut self, core: &SenderCore, now: Time) -> (u64, Option<Time>) {
         let Some(rack) = self.rack else { return (0, None) };
         let wait = self.rack_rtt + self.reo_wnd(core);
@@ -189,18 +179,20 @@ impl RackTlp {
             true
         };
         'scan: for (start, end) in self.sack.holes(core.st.highest_ack, core.st.maxseq + 1) {
-            for h in start..end {
-                if !self.lost.contains(&h) && !self.retrans.contains(&h) && !check(h) {
+            for (a, b) in self.marks.unmarked(start, end) {
+                if (a..b).any(|h| !check(h)) {
                     break 'scan;
                 }
             }
         }
-        for &seq in &self.retrans {
-            check(seq);
+        // Due times follow send times: the last retransmission before RACK's waits longest.
+        if let Some((sent, _)) = self.marks.retransmitted_before(rack).next_back().filter(|&(s, _)| s + wait > now) {
+            remaining = Some(remaining.map_or(sent + wait - now, |r| r.max(sent + wait - now)));
         }
-        for seq in &newly_lost {
-            self.retrans.remove(seq);
-            self.lost.insert(*seq);
+        let resent = self.marks.retransmitted_before(rack).take_while(|&(sent, _)| sent + wait <= now);
+        newly_lost.extend(resent.map(|(_, seq)| seq));
+        for &seq in &newly_lost {
+            self.marks.mark_lost(seq);
         }
         (newly_lost.len() as u64, remaining)
     }
@@ -219,8 +211,8 @@ impl RackTlp {
 
     /// Sends one packet: the lowest marked lost, else new data; false if neither may go.
     fn send_one(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
-        if let Some(seq) = self.lost.pop_first() {
-            self.retrans.insert(seq);
+        if let Some(seq) = self.marks.pop_lost() {
+            self.marks.retransmitted(seq, now);
             core.karn(seq);
             core.retransmit(now, seq, out);
             if seq == core.st.highest_ack + 1 {
@@ -320,7 +312,7 @@ impl RackTlp {
             let seq = st.maxseq;
             core.karn(seq);
             core.retransmit(now, seq, out);
-            self.retrans.insert(seq);
+            self.marks.retransmitted(seq, now);
             Some(now)
         };
         self.probe = Some(Probe { end: core.st.maxseq, retransmitted_at });
@@ -332,11 +324,11 @@ impl RackTlp {
     /// others if RACK.rtt + reo_wnd has passed since they were sent.
     fn mark_lost_on_rto(&mut self, core: &SenderCore, now: Time) {
         let wait = self.rack_rtt + self.reo_wnd(core);
-        self.retrans.clear();
+        self.marks.clear_retransmissions();
         let mut s = core.st.highest_ack;
         while let Some(h) = self.sack.first_hole(s, core.st.maxseq + 1) {
             if h == core.st.highest_ack + 1 || core.sent_at(h).is_none_or(|t| now - t >= wait) {
-                self.lost.insert(h);
+                self.marks.mark_lost(h);
             }
             s = h;
         }
