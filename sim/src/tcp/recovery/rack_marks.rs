@@ -34,7 +34,7 @@ impl Marks {
 
     /// The retransmitted packets in [start, end).
     pub fn retransmitted_in(&self, start: i64, end: i64) -> Vec<i64> {
-        if start >= end {
+        if start >= end || self.retrans.is_empty() {
             return vec![]; // an empty Vec does not allocate
         }
         self.retrans.range(start..end).map(|(&s, _)| s).collect()
@@ -67,6 +67,9 @@ impl Marks {
 
     /// The packets in [start, end) were delivered (a SACK block).
     pub fn delivered(&mut self, start: i64, end: i64) {
+        if self.lost.is_empty() && self.retrans.is_empty() {
+            return; // most ACKs: no loss outstanding
+        }
         let lost: Vec<i64> = self.lost.range(start..end).copied().collect();
         lost.iter().for_each(|s| {
             self.lost.remove(s);
@@ -78,10 +81,15 @@ impl Marks {
 
     /// The cumulative ACK reached `ackno`.
     pub fn acked_to(&mut self, ackno: i64) {
-        self.lost = self.lost.split_off(&(ackno + 1));
-        let kept = self.retrans.split_off(&(ackno + 1));
-        for (seq, t) in std::mem::replace(&mut self.retrans, kept) {
-            self.by_time.remove(&(t, seq));
+        // Splitting a tree allocates: only when the ACK covers a mark.
+        if self.lost.first().is_some_and(|&s| s <= ackno) {
+            self.lost = self.lost.split_off(&(ackno + 1));
+        }
+        if self.retrans.first_key_value().is_some_and(|(&s, _)| s <= ackno) {
+            let kept = self.retrans.split_off(&(ackno + 1));
+            for (seq, t) in std::mem::replace(&mut self.retrans, kept) {
+                self.by_time.remove(&(t, seq));
+            }
         }
         let keep = self.marked.partition_point(|m| m.1 <= ackno + 1);
         self.marked.drain(..keep);
