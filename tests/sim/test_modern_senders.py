@@ -66,3 +66,9 @@ def test_the_linux_preset_is_a_label_and_its_settings():
     res = sim.run(tcp="linux", flows=4, core_mbps=10, rtt_ms=50, buffer_pkts=40, duration_s=15, warmup_s=5)
     assert res.summary["tcp"][0].as_py() == "linux"
     assert res.metrics()["utilization"] > 0.95
+
+
+def test_a_reordering_window_of_zero_or_less_is_refused_naming_the_key():
+    for bad in (0.0, -0.25):
+        with pytest.raises(ValueError, match=r"^tcp\.rack_reo_wnd_min_rtts: must be > 0, got"):
+            sim.SimConfig(tcp={"cc": "newreno", "recovery": "rack_tlp", "rack_reo_wnd_min_rtts": bad})

@@ -557,6 +557,11 @@ impl WindowLaw for Bbr {
         true
     }
 
+    /// Linux's `cong_control`: BBR sets cwnd on every ACK, recovery (PRR) only chooses what to send.
+    fn sets_window(&self) -> bool {
+        true
+    }
+
     /// `bbr_main`: the model, then the pacing rate and the window.
     fn on_rate_sample(&mut self, st: &mut TcpState, rs: &RateSample) {
         if !self.started {

@@ -496,6 +496,9 @@ crate::params! {
         /// the sender's CWR, and the window law reacts to ECE as to a loss (DCTCP: by its alpha)
         /// without retransmitting, then holds the window for that window's data (CWR).
         ecn: bool = false;
+        /// RACK's reordering window (recovery rack_tlp) as a fraction of the min RTT, at most SRTT
+        /// (RFC 8985 section 6.2: 1/4; Linux's `tcp_rack_reo_wnd` with one step).
+        rack_reo_wnd_min_rtts: f64 = 0.25, check positive(1e3);
     }
 }
 

@@ -23,6 +23,8 @@ pub struct TcpParams {
     pub ecn: bool,
     /// The receiver delays ACKs, with this timer (the sender's group decides; `world` reads it).
     pub delayed_ack: Option<Time>,
+    /// RACK's reordering window as a fraction of the min RTT (`tcp.rack_reo_wnd_min_rtts`).
+    pub rack_reo_wnd: f64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -106,6 +108,11 @@ impl SenderCore {
 
     pub fn max_burst(&self) -> u32 {
         self.p.max_burst
+    }
+
+    /// RACK's reordering window as a fraction of the min RTT.
+    pub fn rack_reo_wnd(&self) -> f64 {
+        self.p.rack_reo_wnd
     }
 
     /// Current retransmission timeout in seconds, backoff included.

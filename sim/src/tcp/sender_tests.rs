@@ -20,6 +20,7 @@ pub(crate) fn params() -> TcpParams {
         max_burst: 0,
         ecn: false,
         delayed_ack: None,
+        rack_reo_wnd: 0.25,
     }
 }
 
@@ -62,15 +63,15 @@ const RTT: Time = 100_000_000_000;
 
 /// `drive`, with the time of each retransmission. The receiver's ACKs carry its SACK blocks
 /// (a sender without SACK ignores them).
-fn drive_timed(s: TcpSender, drops: &[i64], until: i64) -> (Vec<(Time, i64)>, u64, HashSet<i64>) {
-    let (retx, timeouts, sent, _) = drive_logged(s, drops, until);
+fn drive_timed(mut s: TcpSender, drops: &[i64], until: i64) -> (Vec<(Time, i64)>, u64, HashSet<i64>) {
+    let (retx, timeouts, sent, _) = drive_logged(&mut s, drops, until);
     (retx, timeouts, sent)
 }
 
 /// `drive_timed`, with every transmission's (time, sequence) as well.
 #[allow(clippy::type_complexity)]
 fn drive_logged(
-    mut s: TcpSender,
+    s: &mut TcpSender,
     drops: &[i64],
     until: i64,
 ) -> (Vec<(Time, i64)>, u64, HashSet<i64>, Vec<(Time, i64)>) {
@@ -195,7 +196,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
         let mut s = with_recovery("newreno", recovery);
         s.core.st.cwnd = 40.0;
         s.core.st.ssthresh = 40.0;
-        let (retx, timeouts, _, log) = drive_logged(s, &[100], 200);
+        let (retx, timeouts, _, log) = drive_logged(&mut s, &[100], 200);
         assert_eq!((retx.len(), timeouts), (1, 0), "{recovery}: {retx:?}");
         let (t_fr, _) = retx[0];
         let next_round = t_fr + RTT;
@@ -206,6 +207,21 @@ fn prr_spreads_the_reduction_over_the_recovery_round() {
     let ms = |t: Time| t as f64 / 1e9;
     assert!(silences[0] > 15 * 1_000_000_000, "sack waits for pipe to fall: {} ms", ms(silences[0]));
     assert!(silences[1] <= 3 * 1_000_000_000, "prr sends within 2 ACKs: {} ms", ms(silences[1]));
+}
+
+/// A law that sets its own window (BBR) keeps it through recovery: PRR and RACK-TLP neither
+/// count for it nor set cwnd = ssthresh when recovery ends (ssthresh here is 10,000 packets, which
+/// BBR never sets: the window would jump to it).
+#[test]
+fn recovery_leaves_bbrs_window_to_bbr() {
+    for recovery in ["prr", "rack_tlp"] {
+        let mut s = with_recovery("bbr", recovery);
+        (s.core.st.ssthresh, s.core.st.wmax) = (10_000.0, 10_000.0);
+        let (retx, timeouts, _, _) = drive_logged(&mut s, &[30], 120);
+        let resent: Vec<i64> = retx.iter().map(|r| r.1).collect();
+        assert_eq!((resent, timeouts), (vec![30], 0), "{recovery}");
+        assert!(s.st().cwnd < 500.0, "{recovery}: cwnd {} after recovery", s.st().cwnd);
+    }
 }
 
 /// Every SACK-based recovery repairs three holes of one window within an RTT.

@@ -242,6 +242,7 @@ impl<'c> World<'c> {
             max_burst: tc.max_burst_pkts as u32,
             ecn: tc.ecn,
             delayed_ack: tc.delayed_ack.then(|| from_secs(tc.delack_ms / 1000.0)),
+            rack_reo_wnd: tc.rack_reo_wnd_min_rtts,
         };
         let mut law = law();
         law.init(derived(&rng, LAW_SALT), self.cfg.pkt_bytes as f64);

@@ -1,9 +1,10 @@
 //! RACK-TLP loss recovery (`recovery = rack_tlp`), RFC 8985, as Linux runs it (`tcp_recovery.c`,
 //! `tcp_input.c`): a packet is lost once a packet sent after it has been delivered and RACK.rtt
-//! plus a reordering window (min RTT / 4, at most SRTT; 0 in recovery or with 3 SACKed and no
-//! reordering seen) has passed since it was sent; the reordering timer catches the rest. A tail
-//! loss probe (2 SRTT, plus 200 ms with one packet out) sends new data or the last packet again.
-//! During recovery, what is sent follows PRR (`prr.rs`, as Linux), lost packets first.
+//! plus a reordering window (`tcp.rack_reo_wnd_min_rtts` x min RTT, 1/4 as the RFC, at most SRTT;
+//! 0 in recovery or with 3 SACKed and no reordering seen) has passed since it was sent; the
+//! reordering timer catches the rest. A tail loss probe (2 SRTT, plus 200 ms with one packet out)
+//! sends new data or the last packet again. During recovery, what is sent follows PRR (`prr.rs`,
+//! as Linux), lost packets first.
 //! The engine's receivers send no D-SACK, so the reordering window does not adapt (section 6.2
 //! step 4), and a probe that retransmitted counts as repairing a loss when the ACK covering it
 //! comes at least a min RTT after it (Linux's test for an ambiguous RACK sample).
@@ -100,7 +101,7 @@ impl RackTlp {
             return 0;
         }
         let srtt = from_secs(core.srtt_s().unwrap_or(0.0));
-        self.min_rtt.map_or(0, |m| (m / 4).min(srtt))
+        self.min_rtt.map_or(0, |m| ((m as f64 * core.rack_reo_wnd()) as Time).min(srtt))
     }
 
     /// Steps 2 and 3: RACK.xmit_ts, RACK.rtt and min RTT from the most recently sent packet this
@@ -245,7 +246,9 @@ impl RackTlp {
         } else {
             self.credit = i64::MAX;
         }
-        let paced = self.paced && core.srtt_s().is_some();
+        // A law's own rate paces from its first ACK on (Linux paces from the start); srtt / window
+        // needs an RTT sample, which a flow whose every packet was retransmitted may still lack.
+        let paced = self.paced && (core.pacing_rate_pps.is_some() || core.srtt_s().is_some());
         let cap = if core.max_burst() > 0 { core.max_burst() as i64 } else { i64::MAX };
         let mut sent = 0;
         while sent < self.credit.min(cap) {
@@ -473,9 +476,14 @@ mod tests {
 
     /// A NewReno-law sender with RACK-TLP, 10 packets of window, exact RTT samples.
     fn sender(size_pkts: i64) -> TcpSender {
+        sender_with(size_pkts, 0.25)
+    }
+
+    /// `sender`, with a reordering window of `reo_wnd` min RTTs.
+    fn sender_with(size_pkts: i64, reo_wnd: f64) -> TcpSender {
         let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("rack_tlp"))]);
         let t = TcpConfig::parse(&v).unwrap();
-        let p = crate::tcp::sender::tests::params();
+        let p = crate::tcp::sender::TcpParams { rack_reo_wnd: reo_wnd, ..crate::tcp::sender::tests::params() };
         let s = TcpSender::new(p, (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
         s.with_size(size_pkts)
     }
@@ -504,6 +512,17 @@ mod tests {
         assert!(s.on_rto_timer(126 * MS, &mut out));
         assert_eq!(out, vec![1], "marked lost and retransmitted");
         assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
+    }
+
+    /// `tcp.rack_reo_wnd_min_rtts` = 0.5: the same hole waits 50 ms, not 25.
+    #[test]
+    fn the_reordering_window_follows_its_key() {
+        let mut s = sender_with(12, 0.5);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        s.on_ack_with(100 * MS, 0, &[], &mut out);
+        s.on_ack_with(101 * MS, 0, &[(2, 3)], &mut out);
+        assert_eq!(s.rto_deadline(), Some(151 * MS), "sent 0 + RACK.rtt 101 + 50 ms");
     }
 
     /// With DupThresh (3) packets SACKed and no reordering seen, the window is 0: the hole is
