@@ -160,3 +160,33 @@ BBR_N_INDEPENDENT_TOL = 0.15
 # The single-flow buffer rule: a flow whose window falls to beta x cwnd at a loss keeps the link
 # busy iff the buffer holds (1 - beta) / beta x BDP (the classic 1 BDP for Reno's 0.5).
 SINGLE_FLOW_BETA = {"sack": 0.5, "cubic_rfc9438": 0.7, "cubic": 819 / 1024}
+# Hock, Bless and Zitterbart (ICNP 2017) give BBR's losses in shallow buffers and its standing queue
+# in deep ones as plots; the report tests two claims, with its own thresholds (none read off a plot):
+# - several BBR flows lose more than loss-based (CUBIC) flows do in the same shallow buffer (the
+#   abstract's "massive packet loss");
+# - with several flows, each flow's inflight cap (cwnd_gain 2 x its BDP estimate) lets about one
+#   BDP of queue stand in a buffer that holds it (section IV).
+BBR_SHALLOW_LOSS_MAX_BDP = 0.5
+"""'Shallow' for the loss claim, in BDP: BBR's loss rate is compared with CUBIC's at and below this."""
+BBR_STANDING_QUEUE_BDP = 1.0
+"""The standing queue several BBR flows keep in a deep buffer, in BDP (cwnd_gain 2 less the BDP)."""
+BBR_STANDING_QUEUE_TOL = 0.3
+"""'Near one BDP': the mean queue within this many BDPs of it."""
+# Alizadeh et al., "Data Center TCP (DCTCP)" (SIGCOMM 2010):
+# - section 3.4, Eq. (13): no throughput is lost if the marking threshold K > C x RTT / 7
+#   (C in packets/s, RTT in s, K in packets); Eq. (10): the queue peaks at K + N with N flows;
+# - section 3.5: K = 20 packets at 1 Gb/s and 65 at 10 Gb/s in their experiments (above the rule's
+#   20 at 10 Gb/s because the hosts' 30-40-packet bursts needed it);
+# - section 4.1, Fig. 14 (10 Gb/s): once K exceeds 65 DCTCP's throughput equals TCP's; at 1 Gb/s it
+#   is insensitive to K "even for values as low as K=5";
+# - section 4.1, Fig. 13 (1 Gb/s, 2 flows, K = 20): DCTCP's queue stable around K + n = 20 packets,
+#   TCP's (drop-tail) "10X larger".
+DCTCP_K_RULE_DIVISOR = 7
+DCTCP_K_USED_PKTS = {1000.0: 20, 10000.0: 65}
+"""Section 3.5: the K of their experiments, by link rate in Mb/s."""
+DCTCP_K_MIN_1G = 5
+"""Section 4.1: at 1 Gb/s DCTCP keeps its throughput with K as low as this."""
+DCTCP_TCP_QUEUE_RATIO = 10.0
+"""Section 4.1, Fig. 13: drop-tail TCP's queue over DCTCP's at 1 Gb/s, K = 20."""
+DCTCP_FULL_UTILIZATION = 0.95
+"""'Full throughput': the paper's 0.95 Gb/s of 1 Gb/s (section 4.1)."""

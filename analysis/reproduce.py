@@ -23,7 +23,9 @@ from analysis.reproductions.abs_tables import abs_table2, abs_table3  # noqa: E4
 from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, abs_fig7, abs_fig8, abs_fig9  # noqa: E402
 from analysis.reproductions.aqm import aqm_buffer_independence, fq_codel_isolation, red_tuning  # noqa: E402
 from analysis.reproductions.aqm_backends import aqm_backends  # noqa: E402
+from analysis.reproductions.bbr_loss import bbr_shallow_loss  # noqa: E402
 from analysis.reproductions.common import OTHER_BACKENDS, Report  # noqa: E402
+from analysis.reproductions.dctcp import dctcp_threshold  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
     enachescu_fig1,
@@ -105,6 +107,12 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     ),
     "cubic_single_flow_buffer": Reproduction(
         cubic_single_flow_buffer, "RFC 9438; the BDP rule", "one flow's minimum buffer by its decrease factor beta"
+    ),
+    "bbr_shallow_loss": Reproduction(
+        bbr_shallow_loss, "Hock, Bless and Zitterbart 2017", "several BBR flows' loss and queue by buffer, beside CUBIC"
+    ),
+    "dctcp_threshold": Reproduction(
+        dctcp_threshold, "Alizadeh et al. 2010", "DCTCP's utilization and queue vs its marking threshold K"
     ),
     "modern_backends": Reproduction(
         modern_backends, "RFC 9438, 6937, 8257; Cardwell et al. 2016", "modern senders vs ns-3 3.44 (BBR, DCTCP, ...)"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pytest
 
+from analysis.reproductions.bbr_loss import bbr_shallow_loss, quantization_bdp
+from analysis.reproductions.dctcp import dctcp_threshold
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer
 
 
@@ -32,5 +34,32 @@ def test_bbr_takes_shallow_buffers_and_cubic_deep_ones(tmp_path):
     share = {float(r[2]): r[3] for r in report.rows}
     assert share[0.5] > 0.8 and share[16] < 0.5, share
     assert "1 of 1 points.\n- CUBIC takes most of it at 8 BDP and more: 1 of 1" in report.reading
+    plot()
+    plt.close("all")
+
+
+def test_bbr_loses_more_than_cubic_in_shallow_buffers_and_stands_a_queue_in_deep_ones(tmp_path):
+    grid = ("core_mbps=100", "flows=4", "buffer_policy.factor=0.25,2", "seed=1", "duration_s=30", "warmup_s=10")
+    report, plot = bbr_shallow_loss(str(tmp_path / "results"), False, grid)
+    rows = {float(r[2]): r for r in report.rows}
+    assert rows[0.25][3] > max(0.02, 10 * rows[0.25][4]), rows[0.25]  # BBR's loss rate far above CUBIC's
+    assert rows[2][3] < rows[0.25][3] / 10, rows
+    # About one BDP of standing queue, plus Linux's quantization budget (small at 100 Mb/s).
+    assert 1.0 <= rows[2][5] <= 1.0 + quantization_bdp(100, 4) + 0.25, rows[2]
+    assert "1 of 1 points;" in report.reading and "1 of 1 points (mean queues" in report.reading, report.reading
+    plot()
+    assert len(plt.gcf().axes) == 2
+    plt.close("all")
+
+
+def test_dctcp_keeps_the_link_busy_above_c_rtt_over_7_with_a_short_queue(tmp_path):
+    grid = ("core_mbps=1000", "rtt_ms=0.1", "queue.k_pkts=5,20", "tcp=dctcp,sack")
+    report, plot = dctcp_threshold(str(tmp_path / "results"), False, grid)
+    rows = {(r[4], r[3]): r for r in report.rows}
+    dctcp, drop = rows["DCTCP", 20], rows["Reno, drop-tail", ""]
+    assert dctcp[5] >= 0.95 and rows["DCTCP", 5][5] >= 0.95, report.rows
+    assert drop[6] > 5 * dctcp[6], (drop, dctcp)  # the drop-tail queue is many times DCTCP's
+    assert dctcp[6] <= 20 + 2, dctcp  # DCTCP's queue stays near K (+ N)
+    assert "2 of 2 points" in report.reading, report.reading
     plot()
     plt.close("all")
