@@ -9,7 +9,8 @@ RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
 
 # Two pytest workers (pytest-xdist): many tests wait on Ray, MLflow or a subprocess's imports, so
 # two share 2 cores well (the suite took 21.5 min serially, 17.6 with two workers). Each worker
-# starts its own session Ray node (tests/conftest.py). PYTEST_PARALLEL= runs them serially.
+# starts its own session Ray node (tests/conftest.py). PYTEST_PARALLEL= runs them serially. The 15
+# slowest tests are listed at the end: `make test` must stay under 20 minutes on 2 cores.
 PYTEST_PARALLEL ?= -n 2 --dist worksteal
 
 .PHONY: install demo lint check test test-rust test-py bench reproduce clean
@@ -49,7 +50,7 @@ test-rust:
 	cd sim && cargo test --release --quiet
 
 test-py: install
-	tests/run $(PYTEST_PARALLEL)
+	tests/run $(PYTEST_PARALLEL) --durations=15
 
 bench: install
 	$(BIN)/python -m bench.engine --baseline 0cd694d
