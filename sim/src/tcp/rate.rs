@@ -106,7 +106,8 @@ impl Default for RateSampler {
 fn gaps(set: &[(i64, i64)], lo: i64, hi: i64) -> Vec<(i64, i64)> {
     let mut out = Vec::new();
     let mut s = lo;
-    for &(a, b) in set {
+    let first = set.partition_point(|r| r.1 <= lo); // those before end at or below lo
+    for &(a, b) in &set[first..] {
         if b <= s {
             continue;
         }
@@ -159,7 +160,8 @@ impl RateSampler {
     /// packet sent. The sample's loss, in-flight and state fields are the sender's to fill.
     pub fn on_ack(&mut self, una: i64, ackno: i64, blocks: &[(i64, i64)], maxseq: i64, now: Time) -> RateSample {
         let mut newly = gaps(&self.sacked, una + 1, ackno + 1);
-        self.sacked.retain(|b| b.1 > ackno + 1);
+        let covered = self.sacked.partition_point(|b| b.1 <= ackno + 1); // sorted: a prefix
+        self.sacked.drain(..covered);
         if let Some(first) = self.sacked.first_mut() {
             first.0 = first.0.max(ackno + 1);
         }

@@ -72,6 +72,9 @@ pub struct RackTlp {
     probe: Option<Probe>,
     /// An RTO fired: mark the losses in `send`, which has the send times.
     rto_fired: bool,
+    /// Every packet below it is SACKed, marked lost or retransmitted (a packet, once so, stays so
+    /// until delivered; only a timeout unmarks retransmissions): RACK's scan starts here.
+    scan_from: i64,
     /// The window law sets the window (BBR): no PRR in recovery, only the window.
     law_sets_window: bool,
     /// Packets leave paced (`release = paced`): one every `core.release_gap_s()`, the next no
@@ -160,32 +163,38 @@ impl RackTlp {
     /// Step 5, `RACK_detect_loss`: marks lost every packet sent before RACK's that has waited
     /// RACK.rtt + reo_wnd; returns how many it marked and how long the next one still has to
     /// wait, if any. Original transmissions leave in sequence order, so the scan of the holes'
-    /// unmarked packets stops at the first sent after RACK's; retransmissions are scanned in the
-    /// order they left, up to the first not yet due (`rack_marks.rs`).
+    /// unmarked packets stops at the first sent after RACK's, and starts at the first the last
+    /// scan left unmarked; retransmissions are scanned in the order they left, up to the first
+    /// not yet due (`rack_marks.rs`).
     fn detect_loss(&mut self, core: &SenderCore, now: Time) -> (u64, Option<Time>) {
         let Some(rack) = self.rack else { return (0, None) };
         let wait = self.rack_rtt + self.reo_wnd(core);
         let (mut newly_lost, mut remaining) = (vec![], None::<Time>);
-        let mut check = |seq: i64| -> bool {
-            let Some(sent) = core.sent_at(seq) else { return true };
-            if !sent_after(rack, (sent, seq)) {
-                return false;
-            }
-            let due = sent + wait;
-            if due <= now {
-                newly_lost.push(seq);
-            } else {
-                remaining = Some(remaining.map_or(due - now, |r| r.max(due - now)));
-            }
-            true
-        };
-        'scan: for (start, end) in self.sack.holes(core.st.highest_ack, core.st.maxseq + 1) {
+        // The first unmarked packet this scan leaves unmarked: the next scan starts there.
+        let mut left: Option<i64> = None;
+        let from = self.scan_from.max(core.st.highest_ack + 1);
+        'scan: for (start, end) in self.sack.holes(from - 1, core.st.maxseq + 1) {
             for (a, b) in self.marks.unmarked(start, end) {
-                if (a..b).any(|h| !check(h)) {
-                    break 'scan;
+                for seq in a..b {
+                    let Some(sent) = core.sent_at(seq) else {
+                        left.get_or_insert(seq);
+                        continue;
+                    };
+                    if !sent_after(rack, (sent, seq)) {
+                        left.get_or_insert(seq);
+                        break 'scan;
+                    }
+                    let due = sent + wait;
+                    if due <= now {
+                        newly_lost.push(seq);
+                    } else {
+                        remaining = Some(remaining.map_or(due - now, |r| r.max(due - now)));
+                        left.get_or_insert(seq);
+                    }
                 }
             }
         }
+        self.scan_from = left.unwrap_or(core.st.maxseq + 1);
         // Due times follow send times: the last retransmission before RACK's waits longest.
         if let Some((sent, _)) = self.marks.retransmitted_before(rack).next_back().filter(|&(s, _)| s + wait > now) {
             remaining = Some(remaining.map_or(sent + wait - now, |r| r.max(sent + wait - now)));
@@ -328,6 +337,7 @@ impl RackTlp {
     fn mark_lost_on_rto(&mut self, core: &SenderCore, now: Time) {
         let wait = self.rack_rtt + self.reo_wnd(core);
         self.marks.clear_retransmissions();
+        self.scan_from = 0;
         let mut s = core.st.highest_ack;
         while let Some(h) = self.sack.first_hole(s, core.st.maxseq + 1) {
             if h == core.st.highest_ack + 1 || core.sent_at(h).is_none_or(|t| now - t >= wait) {

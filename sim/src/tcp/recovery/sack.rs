@@ -31,6 +31,8 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
 pub struct Sack {
     /// SACKed packets above the cumulative ACK: sorted, disjoint, non-adjacent [start, end).
     sacked: Vec<(i64, i64)>,
+    /// The packets in `sacked` (kept, not summed: RACK reads it several times an ACK).
+    sacked_count: i64,
     /// The highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: i64,
     in_recovery: bool,
@@ -39,15 +41,21 @@ pub struct Sack {
 impl Sack {
     /// Adds a SACK block to the scoreboard, merging it with those it touches.
     fn add(&mut self, block: (i64, i64)) {
+        let lo = self.sacked.partition_point(|b| b.1 < block.0);
+        let hi = self.sacked.partition_point(|b| b.0 <= block.1);
+        let before: i64 = self.sacked[lo..hi].iter().map(|&(s, e)| e - s).sum();
         add_range(&mut self.sacked, block);
+        self.sacked_count += self.sacked[lo].1 - self.sacked[lo].0 - before; // merged at `lo`
     }
 
     /// Forgets what the cumulative ACK `ackno` now covers.
     pub fn drop_to(&mut self, ackno: i64) {
         let keep = self.sacked.partition_point(|b| b.1 <= ackno + 1);
-        self.sacked.drain(..keep);
+        self.sacked_count -= self.sacked.drain(..keep).map(|(s, e)| e - s).sum::<i64>();
         if let Some(first) = self.sacked.first_mut() {
-            first.0 = first.0.max(ackno + 1);
+            let start = first.0.max(ackno + 1);
+            self.sacked_count -= start - first.0;
+            first.0 = start;
         }
     }
 
@@ -141,7 +149,8 @@ impl Sack {
 
     /// SACKed packets above the cumulative ACK.
     pub fn sacked_pkts(&self) -> i64 {
-        self.sacked.iter().map(|&(s, e)| e - s).sum()
+        debug_assert_eq!(self.sacked_count, self.sacked.iter().map(|&(s, e)| e - s).sum::<i64>());
+        self.sacked_count
     }
 
     /// Sends the segment RFC 6675's `NextSeg()` picks; false if there is none.
@@ -216,6 +225,7 @@ impl Recovery for Sack {
 
     fn on_timeout(&mut self, _st: &TcpState) {
         self.sacked.clear();
+        self.sacked_count = 0;
         self.in_recovery = false;
         self.high_rxt = i64::MIN;
     }
