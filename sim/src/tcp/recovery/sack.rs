@@ -80,7 +80,8 @@ impl Sack {
     /// The unSACKed ranges [start, end) above `after` and below `limit`, in order, in one pass.
     pub fn holes(&self, after: i64, limit: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
         let mut s = after + 1;
-        let mut blocks = self.sacked.iter();
+        let first = self.sacked.partition_point(|b| b.1 <= s); // those before cannot start a hole
+        let mut blocks = self.sacked[first..].iter();
         std::iter::from_fn(move || {
             while s < limit {
                 let Some(&(start, end)) = blocks.next() else {
