@@ -103,10 +103,8 @@ impl Sack {
     /// The first unSACKed packet above `after` and below `limit`.
     pub fn first_hole(&self, after: i64, limit: i64) -> Option<i64> {
         let mut s = after + 1;
-        for &(start, end) in &self.sacked {
-            if end <= s {
-                continue;
-            }
+        let first = self.sacked.partition_point(|b| b.1 <= s);
+        for &(start, end) in &self.sacked[first..] {
             if start > s {
                 break;
             }
