@@ -32,9 +32,16 @@ impl Marks {
         self.retrans.contains_key(&seq)
     }
 
+    /// Whether [start, end) may hold a marked packet (`marked` covers them all): a binary search in
+    /// a few ranges, where a tree's range search costs several times more.
+    fn may_touch(&self, start: i64, end: i64) -> bool {
+        let i = self.marked.partition_point(|m| m.1 <= start);
+        self.marked.get(i).is_some_and(|m| m.0 < end)
+    }
+
     /// The retransmitted packets in [start, end).
     pub fn retransmitted_in(&self, start: i64, end: i64) -> Vec<i64> {
-        if start >= end || self.retrans.is_empty() {
+        if start >= end || self.retrans.is_empty() || !self.may_touch(start, end) {
             return vec![]; // an empty Vec does not allocate
         }
         self.retrans.range(start..end).map(|(&s, _)| s).collect()
@@ -67,8 +74,8 @@ impl Marks {
 
     /// The packets in [start, end) were delivered (a SACK block).
     pub fn delivered(&mut self, start: i64, end: i64) {
-        if self.lost.is_empty() && self.retrans.is_empty() {
-            return; // most ACKs: no loss outstanding
+        if (self.lost.is_empty() && self.retrans.is_empty()) || !self.may_touch(start, end) {
+            return; // most blocks: no mark inside
         }
         let lost: Vec<i64> = self.lost.range(start..end).copied().collect();
         lost.iter().for_each(|s| {
