@@ -86,6 +86,8 @@ pub struct RateSampler {
     /// Packets delivered by SACK above the cumulative ACK: sorted, disjoint [start, end).
     sacked: Vec<(i64, i64)>,
     min_rtt: Option<Time>,
+    /// Scratch for an ACK's newly delivered ranges.
+    newly: Vec<(i64, i64)>,
 }
 
 impl Default for RateSampler {
@@ -98,13 +100,13 @@ impl Default for RateSampler {
             app_limited: 0,
             sacked: Vec::new(),
             min_rtt: None,
+            newly: Vec::new(),
         }
     }
 }
 
 /// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).
-fn gaps(set: &[(i64, i64)], lo: i64, hi: i64) -> Vec<(i64, i64)> {
-    let mut out = Vec::new();
+fn gaps(set: &[(i64, i64)], lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
     let mut s = lo;
     let first = set.partition_point(|r| r.1 <= lo); // those before end at or below lo
     for &(a, b) in &set[first..] {
@@ -122,7 +124,6 @@ fn gaps(set: &[(i64, i64)], lo: i64, hi: i64) -> Vec<(i64, i64)> {
     if s < hi {
         out.push((s, hi));
     }
-    out
 }
 
 impl RateSampler {
@@ -159,7 +160,9 @@ impl RateSampler {
     /// delivers, then `tcp_rate_gen`. `una` is the cumulative ACK before it, `maxseq` the highest
     /// packet sent. The sample's loss, in-flight and state fields are the sender's to fill.
     pub fn on_ack(&mut self, una: i64, ackno: i64, blocks: &[(i64, i64)], maxseq: i64, now: Time) -> RateSample {
-        let mut newly = gaps(&self.sacked, una + 1, ackno + 1);
+        let mut newly = std::mem::take(&mut self.newly); // reused: no allocation per ACK
+        newly.clear();
+        gaps(&self.sacked, una + 1, ackno + 1, &mut newly);
         let covered = self.sacked.partition_point(|b| b.1 <= ackno + 1); // sorted: a prefix
         self.sacked.drain(..covered);
         if let Some(first) = self.sacked.first_mut() {
@@ -168,7 +171,7 @@ impl RateSampler {
         for &(start, end) in blocks {
             let start = start.max(ackno + 1);
             if end > start {
-                newly.extend(gaps(&self.sacked, start, end));
+                gaps(&self.sacked, start, end, &mut newly);
                 add_range(&mut self.sacked, (start, end));
             }
         }
@@ -199,6 +202,7 @@ impl RateSampler {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
         (rs.delivered_total, rs.delivered_time) = (self.delivered, self.delivered_time);
+        self.newly = newly;
         let Some(p) = best else { return rs };
         self.first_tx = p.sent;
         rs.prior_delivered = p.delivered;
