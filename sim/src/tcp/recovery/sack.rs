@@ -23,7 +23,11 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
         ranges.insert(lo, (start, end));
     } else {
         let merged = (start.min(ranges[lo].0), end.max(ranges[hi - 1].1));
-        ranges.splice(lo..hi, [merged]);
+        if hi == lo + 1 {
+            ranges[lo] = merged; // most often a block reported again, or one range grown
+        } else {
+            ranges.splice(lo..hi, [merged]);
+        }
     }
 }
 
