@@ -76,9 +76,19 @@ impl Sack {
         i64::MIN
     }
 
-    /// SACKed packets in (st.highest_ack, below).
+    /// SACKed packets in (st.highest_ack, below): summed from whichever end is nearer (`pipe`
+    /// asks near the top, for the lost limit, and near the bottom, for HighRxt, on every ACK).
     fn sacked_below(&self, below: i64) -> i64 {
-        self.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum()
+        let i = self.sacked.partition_point(|b| b.1 <= below); // ranges wholly below
+        let len = |&(s, e): &(i64, i64)| e - s;
+        let straddle = self.sacked.get(i).map_or(0, |&(s, _)| (below - s).max(0));
+        let n = if i <= self.sacked.len() / 2 {
+            self.sacked[..i].iter().map(len).sum::<i64>() + straddle
+        } else {
+            self.sacked_count - self.sacked[i..].iter().map(len).sum::<i64>() + straddle
+        };
+        debug_assert_eq!(n, self.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum::<i64>());
+        n
     }
 
     /// The unSACKed ranges [start, end) above `after` and below `limit`, in order, in one pass.
