@@ -13,23 +13,20 @@ from analysis.reproductions.common import Report, log_x_at, status_note, stored,
 from sim import rules
 
 NAME = "bbr_shallow_loss"
-RTT_MS, PKT_BYTES = 40.0, 1500
-"""The preset's RTT and packet size (conf/experiment/bbr_shallow_loss.yaml)."""
 
 
 def bbr_shallow_loss(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
     rc = sweep_cli(NAME, results, rerun, grid)
-    rows = (
-        stored(results, "engine", NAME)
-        .execute(
-            """SELECT tcp, core_mbps, flows, buffer_policy_factor, avg(loss_rate),
+    con = stored(results, "engine", NAME)
+    path = con.execute("SELECT any_value(rtt_ms), any_value(pkt_bytes) FROM runs WHERE name = ?", [NAME]).fetchone()
+    rtt_ms, pkt_bytes = path if path and path[0] is not None else (0.0, 0)
+    rows = con.execute(
+        """SELECT tcp, core_mbps, flows, buffer_policy_factor, avg(loss_rate),
                 avg(mean_queue_pkts * 8 * pkt_bytes / (core_mbps * 1e3 * rtt_ms)), avg(utilization), count(*)
             FROM runs WHERE name = ? AND status = 'ok' GROUP BY ALL ORDER BY ALL""",
-            [NAME],
-        )
-        .fetchall()
-    )
+        [NAME],
+    ).fetchall()
     data = {(t, m, n, f): dict(loss=loss, queue=q, util=u, seeds=k) for t, m, n, f, loss, q, u, k in rows}
     bbr = {k[1:]: d for k, d in data.items() if k[0] == "bbr"}
     cubic = {k[1:]: d for k, d in data.items() if k[0] == "linux"}
@@ -39,7 +36,7 @@ def bbr_shallow_loss(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> t
     ]
     report = Report(
         name=NAME,
-        title="Several BBR flows in shallow and deep buffers (40 ms; issue 33)",
+        title=f"Several BBR flows in shallow and deep buffers ({rtt_ms:g} ms; issue 33)",
         command=f"python -m analysis reproduce {NAME}",
         header=["Mb/s", "flows", "x BDP", "BBR loss rate", "CUBIC loss rate", "BBR mean queue (x BDP)", "BBR util"],
         rows=table,
@@ -47,12 +44,12 @@ def bbr_shallow_loss(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> t
             "Means of the seeds. BBR: `tcp=bbr` (v1, RACK-TLP, paced) with the `linux` sender's initial window, "
             "delayed ACKs and RTT samples; CUBIC: `tcp=linux` (RFC 9438 CUBIC, RACK-TLP)."
         ],
-        reading=_reading(bbr, cubic) + status_note(rc),
+        reading=_reading(bbr, cubic, rtt_ms, pkt_bytes) + status_note(rc),
     )
-    return report, lambda: _plot(bbr, cubic)
+    return report, lambda: _plot(bbr, cubic, rtt_ms)
 
 
-def _reading(bbr: dict[tuple, dict], cubic: dict[tuple, dict]) -> str:
+def _reading(bbr: dict[tuple, dict], cubic: dict[tuple, dict], rtt_ms: float, pkt_bytes: int) -> str:
     if not bbr:
         return "Nothing stored: the sweep did not run."
     shallow = [
@@ -65,7 +62,8 @@ def _reading(bbr: dict[tuple, dict], cubic: dict[tuple, dict]) -> str:
     deepest = max(f for _, _, f in bbr)
     deep = {k: d["queue"] for k, d in bbr.items() if k[2] == deepest and k[1] >= 4}
     near = [abs(q - papers.BBR_STANDING_QUEUE_BDP) <= papers.BBR_STANDING_QUEUE_TOL for q in deep.values()]
-    budget = {k: min(k[2], papers.BBR_STANDING_QUEUE_BDP + quantization_bdp(k[0], k[1])) for k in deep}
+    one = papers.BBR_STANDING_QUEUE_BDP
+    budget = {k: min(k[2], one + quantization_bdp(k[0], k[1], rtt_ms, pkt_bytes)) for k in deep}
     text = (
         f"- In buffers of {papers.BBR_SHALLOW_LOSS_MAX_BDP:g} BDP and less, BBR flows lose more than the same "
         f"number of CUBIC flows (Hock et al. 2017): {sum(worse)} of {len(worse)} points"
@@ -84,7 +82,7 @@ def _reading(bbr: dict[tuple, dict], cubic: dict[tuple, dict]) -> str:
             f"{sum(near)} of {len(near)} points (mean queues "
             f"{', '.join(f'{q:.2f}' for q in deep.values())} BDP). The excess is Linux's quantization budget "
             "(`bbr_quantization_budget`): each flow's window holds 3 more bursts of `tso_segs_goal` packets "
-            "(2 or so at these rates), a large part of a BDP at 10 Mb/s and not at Hock et al.'s 1-10 Gb/s. "
+            "(a couple at these rates), a large part of a small BDP and not at Hock et al.'s 1-10 Gb/s. "
             "1 BDP plus these bursts, at most the buffer: "
             f"{', '.join(f'{b:.2f}' for b in budget.values())} BDP; the rest, up to "
             f"{max(q - budget[k] for k, q in deep.items()):.2f} BDP, it does not account for.\n"
@@ -92,16 +90,16 @@ def _reading(bbr: dict[tuple, dict], cubic: dict[tuple, dict]) -> str:
     return text
 
 
-def quantization_bdp(mbps: float, flows: int) -> float:
+def quantization_bdp(mbps: float, flows: int, rtt_ms: float, pkt_bytes: int) -> float:
     """The bursts Linux's `bbr_quantization_budget` adds to each flow's window (3 x `bbr_tso_segs_goal`
     at a fair share's pacing rate: a millisecond of it, 2 packets at least, 1 below 1.2 Mb/s), over
-    the BDP, for `flows` flows at `mbps` with the preset's 40-ms RTT and 1500-byte packets."""
+    the BDP, for `flows` flows at `mbps`."""
     rate_bytes = mbps * 1e6 / 8 / flows
-    segs = max(1.0 if rate_bytes < 1.2e6 / 8 else 2.0, float(int(rate_bytes / 1024 / PKT_BYTES)))
-    return flows * 3 * segs / rules.bdp_pkts(mbps, RTT_MS, PKT_BYTES)
+    segs = max(1.0 if rate_bytes < 1.2e6 / 8 else 2.0, float(int(rate_bytes / 1024 / pkt_bytes)))
+    return flows * 3 * segs / rules.bdp_pkts(mbps, rtt_ms, pkt_bytes)
 
 
-def _plot(bbr: dict[tuple, dict], cubic: dict[tuple, dict]) -> None:
+def _plot(bbr: dict[tuple, dict], cubic: dict[tuple, dict], rtt_ms: float) -> None:
     if not bbr:
         plt.figure().text(0.5, 0.5, "Nothing stored: the sweep did not run.", ha="center")
         return
@@ -121,6 +119,6 @@ def _plot(bbr: dict[tuple, dict], cubic: dict[tuple, dict]) -> None:
             log_x_at(ax, factors)
             ax.set_xlabel("buffer (x BDP)")
             ax.set_ylabel(label)
-            ax.set_title(f"{mbps:g} Mb/s, 40 ms")
+            ax.set_title(f"{mbps:g} Mb/s, {rtt_ms:g} ms")
             ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()

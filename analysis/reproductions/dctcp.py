@@ -16,7 +16,7 @@ NAME = "dctcp_threshold"
 LABELS = {"dctcp": "DCTCP", "sack": "Reno + ECN", "droptail": "Reno, drop-tail"}
 
 
-def k_rule_pkts(mbps: float, rtt_ms: float, pkt_bytes: int = 1500) -> float:
+def k_rule_pkts(mbps: float, rtt_ms: float, pkt_bytes: int) -> float:
     """Eq. (13)'s bound: C x RTT / 7, in packets."""
     return rules.bdp_pkts(mbps, rtt_ms, pkt_bytes) / papers.DCTCP_K_RULE_DIVISOR
 
@@ -31,6 +31,10 @@ def dctcp_threshold(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tu
         [NAME],
     ).fetchall()
     data = {(t, m, r, k): dict(util=u, queue=q, loss=x) for t, m, r, k, u, q, x in marked}
+    setup = con.execute(
+        "SELECT any_value(flows), any_value(buffer_pkts), any_value(pkt_bytes) FROM runs WHERE name = ?", [NAME]
+    ).fetchone()
+    flows, buffer_pkts, pkt_bytes = setup if setup and setup[0] is not None else (0, 0, 1500)
     # The control: drop-tail at the same buffer, no K, on every (rate, RTT) the grid ran.
     paths = sorted({(m, r) for _, m, r, _ in data})
     base = [f"+experiment={NAME}", "tcp=sack", "tcp.ecn=false", "queue=droptail", f"results_dir={results}"]
@@ -42,8 +46,9 @@ def dctcp_threshold(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tu
         [ids],
     )
     drop = {(m, r): dict(util=u, queue=q, loss=x) for m, r, u, q, x in control.fetchall()}
+    rule = {(m, r): f"{k_rule_pkts(m, r, pkt_bytes):.1f}" for _, m, r, _ in data}
     rows = [
-        [f"{m:g}", f"{r * 1e3:g}", f"{k_rule_pkts(m, r):.1f}", k, LABELS[t], d["util"], d["queue"], d["loss"]]
+        [f"{m:g}", f"{r * 1e3:g}", rule[m, r], k, LABELS[t], d["util"], d["queue"], d["loss"]]
         for (t, m, r, k), d in data.items()
     ]
     rows += [
@@ -57,21 +62,22 @@ def dctcp_threshold(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tu
         header=["Mb/s", "RTT us", "C x RTT / 7", "K", "sender", "utilization", "mean queue pkts", "loss rate"],
         rows=rows,
         notes=[
-            "Two long-lived flows, a 1,000-packet buffer, 1500-byte packets; `queue=step` marks every packet "
-            "arriving to K packets or more. Reno + ECN: NewReno's AIMD with SACK, halving once a window on marks."
+            f"{flows} long-lived flows, a {buffer_pkts:g}-packet buffer, {pkt_bytes}-byte packets; `queue=step` "
+            "marks every packet arriving to K packets or more. Reno + ECN: NewReno's AIMD with SACK, halving once a "
+            "window on marks."
         ],
-        reading=_reading(data, drop) + status_note(max(rc, rc2)),
+        reading=_reading(data, drop, pkt_bytes) + status_note(max(rc, rc2)),
     )
-    return report, lambda: _plot(data, drop)
+    return report, lambda: _plot(data, drop, flows, pkt_bytes)
 
 
-def _reading(data: dict[tuple, dict], drop: dict[tuple, dict]) -> str:
+def _reading(data: dict[tuple, dict], drop: dict[tuple, dict], pkt_bytes: int) -> str:
     dctcp = {k[1:]: d for k, d in data.items() if k[0] == "dctcp"}
     if not dctcp:
         return "Nothing stored: the sweep did not run."
     full = papers.DCTCP_FULL_UTILIZATION
-    above = [d["util"] >= full for (m, r, k), d in dctcp.items() if k > k_rule_pkts(m, r)]
-    under = {(m, r, k): d["util"] for (m, r, k), d in dctcp.items() if k <= k_rule_pkts(m, r)}
+    above = [d["util"] >= full for (m, r, k), d in dctcp.items() if k > k_rule_pkts(m, r, pkt_bytes)]
+    under = {(m, r, k): d["util"] for (m, r, k), d in dctcp.items() if k <= k_rule_pkts(m, r, pkt_bytes)}
     text = (
         f"- K above C x RTT / 7 (Eq. 13) keeps DCTCP at {full:g} utilization or more: {sum(above)} of "
         f"{len(above)} points.\n"
@@ -110,7 +116,7 @@ def _reading(data: dict[tuple, dict], drop: dict[tuple, dict]) -> str:
     return text
 
 
-def _plot(data: dict[tuple, dict], drop: dict[tuple, dict]) -> None:
+def _plot(data: dict[tuple, dict], drop: dict[tuple, dict], flows: int, pkt_bytes: int) -> None:
     rates = sorted({m for _, m, _, _ in data})
     if not rates:
         plt.figure().text(0.5, 0.5, "Nothing stored: the sweep did not run.", ha="center")
@@ -125,14 +131,15 @@ def _plot(data: dict[tuple, dict], drop: dict[tuple, dict]) -> None:
                     label = f"{LABELS[t]}, {r * 1e3:g} us"
                     ax.plot([k for k, _ in pts], [d[key] for _, d in pts], style, color=f"C{i}", label=label)
             for ax in row:
-                ax.axvline(k_rule_pkts(m, r), color=f"C{i}", lw=0.8, ls=":")
+                ax.axvline(k_rule_pkts(m, r, pkt_bytes), color=f"C{i}", lw=0.8, ls=":")
             if (m, r) in drop:
                 row[1].axhline(drop[m, r]["queue"], color=f"C{i}", lw=0.8, ls="-.")
         for ax, label in zip(row, ("utilization", "mean queue (packets)")):
             plain_log_x(ax)
             ax.set_xlabel("K (packets); dotted: C x RTT / 7")
             ax.set_ylabel(label)
-            ax.set_title(f"{m / 1e3:g} Gb/s, 2 flows" + ("; dash-dot: drop-tail" if label.startswith("mean") else ""))
+            extra = "; dash-dot: drop-tail" if label.startswith("mean") else ""
+            ax.set_title(f"{m / 1e3:g} Gb/s, {flows} flows{extra}")
         row[1].set_yscale("log")
         row[0].legend(fontsize=7, ncol=2)
     fig.tight_layout()

@@ -45,7 +45,7 @@ def test_bbr_loses_more_than_cubic_in_shallow_buffers_and_stands_a_queue_in_deep
     assert rows[0.25][3] > max(0.02, 10 * rows[0.25][4]), rows[0.25]  # BBR's loss rate far above CUBIC's
     assert rows[2][3] < rows[0.25][3] / 10, rows
     # About one BDP of standing queue, plus Linux's quantization budget (small at 100 Mb/s).
-    assert 1.0 <= rows[2][5] <= 1.0 + quantization_bdp(100, 4) + 0.25, rows[2]
+    assert 1.0 <= rows[2][5] <= 1.0 + quantization_bdp(100, 4, 40, 1500) + 0.25, rows[2]
     assert "1 of 1 points;" in report.reading and "1 of 1 points (mean queues" in report.reading, report.reading
     plot()
     assert len(plt.gcf().axes) == 2
