@@ -12,12 +12,6 @@ from analysis import papers
 from analysis.reproductions import abs_fig2_3, abs_tables, abs_timelines
 
 
-@pytest.fixture(autouse=True)
-def local_services(monkeypatch, tmp_path):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-
-
 def by_policy(report) -> dict[tuple[int, str], list]:
     return {(row[0], row[1]): row for row in report.rows}
 

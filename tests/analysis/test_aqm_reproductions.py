@@ -14,11 +14,6 @@ from analysis.reproductions.aqm_backends import aqm_backends
 from analysis.reproductions.crosscheck import verdicts
 
 
-@pytest.fixture(autouse=True)
-def no_mlflow(monkeypatch, tmp_path):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-
-
 def test_fq_codel_isolates_the_sparse_flow(tmp_path):
     grid = ("seed=1", "buffer_policy.factor=4", "queue=droptail,codel,fq_codel", "duration_s=30")
     report, plot = fq_codel_isolation(str(tmp_path / "results"), False, grid)

@@ -4,16 +4,10 @@ its claims checked from the data it stored."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pytest
 
 from analysis.reproductions.bbr_loss import bbr_shallow_loss, quantization_bdp
 from analysis.reproductions.dctcp import dctcp_threshold
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer
-
-
-@pytest.fixture(autouse=True)
-def no_mlflow(monkeypatch, tmp_path):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
 
 
 def test_one_flow_needs_one_minus_beta_over_beta_of_a_bdp(tmp_path):

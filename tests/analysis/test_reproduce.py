@@ -27,12 +27,6 @@ from analysis.reproductions.stanford import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def no_mlflow(monkeypatch, tmp_path):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-
-
 def check_png(path):
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
