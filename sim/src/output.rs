@@ -263,6 +263,10 @@ crate::table! {
         buffer_pkts: f64, unit "pkts";
         /// Mean congestion window of the started long flows crossing the link; NULL if none.
         mean_cwnd_pkts: Option<f64>, unit "pkts";
+        /// Mean of the delivery-rate samples (Linux's `tcp_rate.c`, not app-limited) that the long
+        /// flows crossing the link took in the interval; NULL if none took one (a law that runs
+        /// the estimator takes them: bbr).
+        delivery_rate_mbps: Option<f64>, unit "Mb/s";
         /// TCP flows crossing the link at the sample: long flows that started and are not paused
         /// (or still have data in flight), and transfers in progress.
         active_flows: i64, unit "count";

@@ -83,3 +83,16 @@ def test_flow_and_link_metrics_account_for_bbr():
     assert link["tcp_groups"] == ["bbr", "linux"]
     total = bbr["goodput_mbps"] + cubic["goodput_mbps"]
     assert link["group_shares"] == pytest.approx([bbr["goodput_mbps"] / total, cubic["goodput_mbps"] / total])
+
+
+def test_the_time_series_carries_the_links_delivery_rate_samples():
+    """Each sample interval's mean delivery-rate sample of the flows crossing the link: one BBR
+    flow alone measures the link's rate once it fills it (PROBE_RTT's app-limited 200 ms may leave
+    an interval without a sample), and a law without the estimator takes none (NULL)."""
+    res = sim.run(**{**PATH, "duration_s": 12}, tcp="bbr", flows=1, buffer_pkts=2 * BDP)
+    late = [r["delivery_rate_mbps"] for r in res.timeseries.to_pylist() if r["time_s"] > 2]
+    rates = [r for r in late if r is not None]
+    assert len(rates) >= 0.9 * len(late) > 0, late
+    assert 9.0 < sum(rates) / len(rates) <= 10.5, rates
+    res = sim.run(**{**PATH, "duration_s": 5, "warmup_s": 1}, tcp="linux", flows=1, buffer_pkts=2 * BDP)
+    assert {r["delivery_rate_mbps"] for r in res.timeseries.to_pylist()} == {None}

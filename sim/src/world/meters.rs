@@ -32,6 +32,9 @@ pub(crate) struct Meters {
     /// largest of its delivery-rate samples (packets/s); its mode times at warm-up's end.
     pub rtt_ms: Vec<Vec<f32>>,
     pub rate: Vec<(f64, u64, f64)>,
+    /// Per long flow, since the last sample: the sum and count of its delivery-rate samples
+    /// (packets/s), for the time series.
+    pub rate_interval: Vec<(f64, u64)>,
     pub modes_at_warm: Vec<[Time; MAX_MODES]>,
     /// Each topology link's buffer when the run starts (after a static rule or a policy's start).
     pub start_buffer_pkts: Vec<f64>,
@@ -58,6 +61,7 @@ impl Meters {
             cwnd_samples: 0,
             rtt_ms: vec![Vec::new(); n_long],
             rate: vec![(0.0, 0, 0.0); n_long],
+            rate_interval: vec![(0.0, 0); n_long],
             modes_at_warm: vec![[0; MAX_MODES]; n_long],
             start_buffer_pkts: Vec::new(),
             sample_interval: from_secs(cfg.sample_interval_s).max(1),

@@ -434,10 +434,18 @@ impl<'c> World<'c> {
         }
     }
 
-    /// A long flow's RTT and delivery-rate samples from its last ACK, in the measured window.
+    /// A long flow's RTT and delivery-rate samples from its last ACK: the rate's for the time
+    /// series, both in the measured window for the flows table.
     fn record_samples(&mut self, f: usize) {
         let (rtt_s, rate_pps) = self.conns.senders[f].take_samples();
-        if f >= self.conns.n_long || self.now < self.warm {
+        if f >= self.conns.n_long {
+            return;
+        }
+        if let Some(r) = rate_pps {
+            let (sum, n) = &mut self.meters.rate_interval[f];
+            (*sum, *n) = (*sum + r, *n + 1);
+        }
+        if self.now < self.warm {
             return;
         }
         if let Some(r) = rtt_s {

@@ -126,14 +126,17 @@ impl World<'_> {
         let n_net = self.net.links.len();
         let mut cwnd_total = vec![0.0; n_net];
         let mut started = vec![0usize; n_net];
+        let mut rates = vec![(0.0, 0u64); n_net]; // the delivery-rate samples' sum and count
         let in_window = self.now > self.warm;
         for f in 0..self.conns.n_long {
             let cwnd = self.conns.senders[f].st().cwnd;
-            if self.conns.senders[f].st().maxseq >= 0 {
-                for &l in &self.net.routes[self.conns.flow_route[f]].links {
+            let (rate_sum, rate_n) = std::mem::take(&mut self.meters.rate_interval[f]);
+            for &l in &self.net.routes[self.conns.flow_route[f]].links {
+                if self.conns.senders[f].st().maxseq >= 0 {
                     cwnd_total[l] += cwnd;
                     started[l] += 1;
                 }
+                rates[l] = (rates[l].0 + rate_sum, rates[l].1 + rate_n);
             }
             if in_window {
                 self.meters.cwnd_sum[f] += cwnd;
@@ -165,6 +168,8 @@ impl World<'_> {
                 queue_max_pkts: q_max as i64,
                 buffer_pkts: capacity,
                 mean_cwnd_pkts: (started[i] > 0).then(|| cwnd_total[i] / started[i] as f64),
+                delivery_rate_mbps: (rates[i].1 > 0)
+                    .then(|| rates[i].0 / rates[i].1 as f64 * self.pkt_bytes as f64 * 8.0 / 1e6),
                 active_flows: active[i] as i64,
                 ca_flows: in_ca[i] as i64,
                 marks: c.marks as i64,
