@@ -10,7 +10,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.reproductions.common import Report, status_note, stored, sweep_cli
+from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli
 from analysis.reproductions.crosscheck import (
     METRICS,
     RATE_REL,
@@ -42,6 +42,9 @@ QUEUE_MS = {**METRICS, "sojourn": "avg(mean_queue_pkts * pkt_bytes * 8 / (core_m
 """The mean queueing delay as the mean queue over the link's rate, on both simulators: ns-3's
 drop-tail device queue has no sojourn trace."""
 BBR_SHARE = {"bbr_share": "avg(bbr_share)", **QUEUE_MS}
+COUNTERS = {"fr": "avg(fr)", "to": "avg(tos)", "rx": "avg(rx)", "cwnd": "avg(cwnd)", **QUEUE_MS}
+"""Per flow, the means over a run's flows: fast retransmits, timeouts, retransmitted packets; and
+the mean window (packets) on the bottleneck after warm-up, from the time series."""
 
 
 def bbr_shares(con: Any, ns3_version: str) -> dict[tuple, dict[str, dict[str, float]]]:
@@ -52,6 +55,20 @@ def bbr_shares(con: Any, ns3_version: str) -> dict[tuple, dict[str, dict[str, fl
                AS bbr_share FROM flows GROUP BY ALL) s USING (run_id, exec_id) WHERE r.tcp_mix IS NOT NULL"""
     )
     return points(con, NAME, KEYS, ns3_version, BBR_SHARE, table="mix_runs")
+
+
+def counters(con: Any, ns3_version: str) -> dict[tuple, dict[str, dict[str, float]]]:
+    """Every point's per-flow counters (`COUNTERS`) from both simulators: what explains a miss."""
+    con.execute(
+        """CREATE TEMP VIEW counter_runs AS SELECT r.*, f.fr, f.tos, f.rx, w.cwnd FROM runs r
+           JOIN (SELECT run_id, exec_id, avg(fast_retransmits) AS fr, avg(timeouts) AS tos,
+                 avg(retransmits) AS rx FROM flows GROUP BY ALL) f USING (run_id, exec_id)
+           LEFT JOIN (SELECT t.run_id, t.exec_id, avg(t.mean_cwnd_pkts) AS cwnd FROM timeseries t
+                 JOIN runs q USING (run_id, exec_id) WHERE t.time_s >= q.warmup_s
+                 AND t.link_id = q.bottleneck_link GROUP BY ALL) w USING (run_id, exec_id)
+           WHERE r.tcp_mix IS NULL"""
+    )
+    return points(con, NAME, KEYS, ns3_version, COUNTERS, table="counter_runs")
 
 
 def modern_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
@@ -67,6 +84,7 @@ def modern_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tu
     version = BACKENDS["ns3"].version()
     data = {k: v for k, v in points(stored(results, None, NAME), NAME, KEYS, version, QUEUE_MS).items() if k[2] is None}
     shares = bbr_shares(stored(results, None, NAME), version)
+    per_flow = counters(stored(results, None, NAME), version)
     report = Report(
         name=NAME,
         title=TITLE,
@@ -74,7 +92,7 @@ def modern_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tu
         header=["tcp", "recovery", "Mb/s", "N", "x BDP", "util ns-3", "ours", "delay ms ns-3", "ours"]
         + ["loss+mark ns-3", "ours", "timeouts ns-3", "ours", "within (u, d, r)"],
         rows=[_row(k, by) for k, by in data.items()],
-        reading=reading(data, shares) + status_note(rc),
+        reading=reading(data, shares) + misses(data, per_flow) + status_note(rc),
     )
     return report, lambda: plot(data, shares)
 
@@ -120,6 +138,30 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, 
         text += " (ns-3 / ours).\n"
     text += "\nThe mechanisms behind the misses are in docs/fidelity.md (Modern senders against ns-3)."
     return text
+
+
+def misses(data: dict[tuple, dict[str, dict[str, float]]], per_flow: dict[tuple, dict[str, dict[str, float]]]) -> str:
+    """The per-flow counters of both simulators at every point that misses a bound."""
+    rows = []
+    for key, by in data.items():
+        if ok(by["check"]) or key not in per_flow:
+            continue
+        tcp, recovery, _, mbps, flows, factor = key
+        missed = "+".join(m for m, good in zip(("u", "d", "r"), by["check"]) if good is False)
+        cells = [f"{tcp} + {recovery}", f"{mbps:g}", str(flows), f"{factor:g}", missed]
+        for metric in ("fr", "to", "rx", "cwnd"):
+            cells += [fmt(per_flow[key]["ns3"][metric]), fmt(per_flow[key]["engine"][metric])]
+        rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return ""
+    head = ["sender", "Mb/s", "N", "x BDP", "missed"]
+    for what in ("fast rexmits/flow", "timeouts/flow", "rexmit pkts/flow", "mean cwnd pkts"):
+        head += [f"{what} ns-3", "ours"]
+    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *rows]
+    return (
+        "\n\nPer-flow counters at every miss (means over each run's flows, then over the seeds; the "
+        "window is the bottleneck's mean after warm-up, from the time series):\n\n" + "\n".join(table) + "\n"
+    )
 
 
 def plot(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, dict[str, dict[str, float]]]) -> None:
