@@ -105,6 +105,13 @@ impl Default for RateSampler {
     }
 }
 
+/// Whether one range of `set` (sorted, disjoint [start, end) ranges) holds all of [start, end):
+/// most SACK blocks are reported again unchanged, and then there is nothing to add.
+pub fn covers(set: &[(i64, i64)], start: i64, end: i64) -> bool {
+    let i = set.partition_point(|r| r.1 < end);
+    set.get(i).is_some_and(|r| r.0 <= start)
+}
+
 /// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).
 fn gaps(set: &[(i64, i64)], lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
     let mut s = lo;
@@ -170,7 +177,7 @@ impl RateSampler {
         }
         for &(start, end) in blocks {
             let start = start.max(ackno + 1);
-            if end > start {
+            if end > start && !covers(&self.sacked, start, end) {
                 gaps(&self.sacked, start, end, &mut newly);
                 add_range(&mut self.sacked, (start, end));
             }

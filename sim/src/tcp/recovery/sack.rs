@@ -45,6 +45,9 @@ pub struct Sack {
 impl Sack {
     /// Adds a SACK block to the scoreboard, merging it with those it touches.
     fn add(&mut self, block: (i64, i64)) {
+        if crate::tcp::rate::covers(&self.sacked, block.0, block.1) {
+            return;
+        }
         let lo = self.sacked.partition_point(|b| b.1 < block.0);
         let hi = self.sacked.partition_point(|b| b.0 <= block.1);
         let before: i64 = self.sacked[lo..hi].iter().map(|&(s, e)| e - s).sum();
