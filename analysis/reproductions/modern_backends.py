@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import matplotlib.pyplot as plt
+from omegaconf import OmegaConf
 
 from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli
 from analysis.reproductions.crosscheck import (
@@ -22,6 +23,7 @@ from analysis.reproductions.crosscheck import (
     points,
 )
 from sweeps.backends import BACKENDS
+from sweeps.precheck import CONF_DIR
 
 NAME = "modern_backends"
 TITLE = "Modern senders against ns-3 3.44 (issue 33)"
@@ -112,6 +114,17 @@ def _row(key: tuple, by: dict[str, dict[str, float]]) -> list[Any]:
     ]
 
 
+def grid_sizes() -> tuple[int, int]:
+    """Points per sender in the preset's grid (its swept axes but seed and backend), and the mix's
+    (the same without the flows axis)."""
+    params = OmegaConf.load(CONF_DIR / "experiment" / f"{NAME}.yaml").hydra.sweeper.params
+    sizes = {k: len(str(v).split(",")) for k, v in params.items() if k not in ("seed", "backend")}
+    total = 1
+    for n in sizes.values():
+        total *= n
+    return total, total // sizes["flows"]
+
+
 def reading(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, dict[str, dict[str, float]]]) -> str:
     if not data:
         return "No point ran on both simulators."
@@ -120,11 +133,17 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, 
         f"loss-or-mark rate ±{RATE_REL:.0%} (where ns-3 counted enough events). Per sender, the points within "
         "every checked bound:\n\n"
     )
+    per_sender, per_mix = grid_sizes()
     for sender in sorted({(k[0], k[1]) for k in data}):
         sel = [by for k, by in data.items() if (k[0], k[1]) == sender]
         util = sum(by["check"][0] for by in sel)
         text += f"- {sender[0]} with {sender[1]}: {sum(ok(by['check']) for by in sel)} of {len(sel)} "
-        text += f"(utilization alone: {util})\n"
+        text += f"(utilization alone: {util})"
+        text += (
+            f"; {per_sender - len(sel)} of the grid's {per_sender} points not stored on both yet\n"
+            if len(sel) < per_sender
+            else "\n"
+        )
     if shares:
         within = [abs(by["engine"]["bbr_share"] - by["ns3"]["bbr_share"]) <= SHARE_TOL for by in shares.values()]
         text += (
@@ -135,7 +154,12 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, 
             f"{k[3]:g} Mb/s x{k[5]:g} BDP {by['ns3']['bbr_share']:.2f} / {by['engine']['bbr_share']:.2f}"
             for k, by in shares.items()
         )
-        text += " (ns-3 / ours).\n"
+        text += " (ns-3 / ours)"
+        text += (
+            f"; {per_mix - len(shares)} of {per_mix} points not stored on both yet.\n"
+            if len(shares) < per_mix
+            else ".\n"
+        )
     text += "\nThe mechanisms behind the misses are in docs/fidelity.md (Modern senders against ns-3)."
     return text
 
