@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 from analysis.reproductions.bbr_loss import bbr_shallow_loss, quantization_bdp
 from analysis.reproductions.dctcp import dctcp_threshold
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer
+from analysis.reproductions.modern_backends import grid_sizes, misses, reading
 
 
 def test_one_flow_needs_one_minus_beta_over_beta_of_a_bdp(tmp_path):
@@ -57,3 +58,23 @@ def test_dctcp_keeps_the_link_busy_above_c_rtt_over_7_with_a_short_queue(tmp_pat
     assert "2 of 2 points" in report.reading, report.reading
     plot()
     plt.close("all")
+
+
+def test_the_cross_check_report_shows_each_miss_with_both_simulators_counters():
+    """modern_backends (its grid needs ns-3, tests/sweeps/test_ns3_modern.py runs its senders): a
+    missed point gets a row of both simulators' per-flow counters, a point within every bound
+    none, and a sender with points not yet stored says how many."""
+    metrics = {"utilization": 1.0, "sojourn": 20.0, "rate": 0.01, "timeouts": 1.0}
+    missed = ("cubic_rfc9438", "sack", None, 10.0, 4, 0.5)
+    within = ("cubic_rfc9438", "sack", None, 10.0, 4, 1.0)
+    data = {
+        missed: {"engine": metrics, "ns3": metrics, "check": (True, False, None)},
+        within: {"engine": metrics, "ns3": metrics, "check": (True, True, True)},
+    }
+    counters = {"fr": 2.0, "to": 1.0, "rx": 3.0, "cwnd": 12.5}
+    per_flow = {k: {"engine": counters, "ns3": {**counters, "to": 4.0}} for k in data}
+    table = misses(data, per_flow)
+    assert "| cubic_rfc9438 + sack | 10 | 4 | 0.5 | d | 2.000 | 2.000 | 4.000 | 1.000 |" in table
+    assert "| 4 | 1 |" not in table
+    assert grid_sizes() == (18, 6)
+    assert "1 of 2 (utilization alone: 2); 16 of the grid's 18 points not stored on both yet" in reading(data, {})
