@@ -6,7 +6,7 @@
 //! send and ACK intervals, marked app-limited when the sender ran out of data.
 //! Details: docs/tcp.md, `tcp/rate.rs`.
 
-use super::recovery::sack::add_range;
+use super::recovery::sack::{add_range, covers};
 use super::seq_ring::SeqRing;
 use crate::time::Time;
 
@@ -103,13 +103,6 @@ impl Default for RateSampler {
             newly: Vec::new(),
         }
     }
-}
-
-/// Whether one range of `set` (sorted, disjoint [start, end) ranges) holds all of [start, end):
-/// most SACK blocks are reported again unchanged, and then there is nothing to add.
-pub fn covers(set: &[(i64, i64)], start: i64, end: i64) -> bool {
-    let i = set.partition_point(|r| r.1 < end);
-    set.get(i).is_some_and(|r| r.0 <= start)
 }
 
 /// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).

@@ -31,6 +31,13 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
     }
 }
 
+/// Whether one range of `ranges` (sorted, disjoint) holds all of [start, end): most SACK blocks
+/// are reported again unchanged, and then there is nothing to add.
+pub fn covers(ranges: &[(i64, i64)], start: i64, end: i64) -> bool {
+    let i = ranges.partition_point(|r| r.1 < end);
+    ranges.get(i).is_some_and(|r| r.0 <= start)
+}
+
 #[derive(Default)]
 pub struct Sack {
     /// SACKed packets above the cumulative ACK: sorted, disjoint, non-adjacent [start, end).
@@ -45,7 +52,7 @@ pub struct Sack {
 impl Sack {
     /// Adds a SACK block to the scoreboard, merging it with those it touches.
     fn add(&mut self, block: (i64, i64)) {
-        if crate::tcp::rate::covers(&self.sacked, block.0, block.1) {
+        if covers(&self.sacked, block.0, block.1) {
             return;
         }
         let lo = self.sacked.partition_point(|b| b.1 < block.0);
