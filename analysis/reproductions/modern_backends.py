@@ -84,9 +84,10 @@ def modern_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tu
     mix_grid = tuple(g for g in grid if not g.startswith("flows="))
     rc = max(rc, sweep_cli(NAME, results, rerun, (*mix_grid, *MIX)))
     version = BACKENDS["ns3"].version()
-    data = {k: v for k, v in points(stored(results, None, NAME), NAME, KEYS, version, QUEUE_MS).items() if k[2] is None}
-    shares = bbr_shares(stored(results, None, NAME), version)
-    per_flow = counters(stored(results, None, NAME), version)
+    con = stored(results, None, NAME)
+    data = {k: v for k, v in points(con, NAME, KEYS, version, QUEUE_MS).items() if k[2] is None}
+    shares = bbr_shares(con, version)
+    per_flow = counters(con, version)
     report = Report(
         name=NAME,
         title=TITLE,

@@ -24,7 +24,7 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
     } else {
         let merged = (start.min(ranges[lo].0), end.max(ranges[hi - 1].1));
         if hi == lo + 1 {
-            ranges[lo] = merged; // most often a block reported again, or one range grown
+            ranges[lo] = merged; // most often one range grown at an end
         } else {
             ranges.splice(lo..hi, [merged]);
         }
