@@ -16,10 +16,11 @@ What we map (everything else must keep its default, or its preset's, or the run 
   initial alpha; ns-3 gives it DCTCP's receiver and ECN); cubic_rfc9438 and the `linux` preset =
   TcpCubic with beta 0.7 and HyStart (Linux's, not RFC 9406's HyStart++); bbr = TcpBbr, which
   has no long-term mode (`tcp.long_term=false` is required). Recovery is ns-3's
-  TcpClassicRecovery (window halving and NewReno-style inflation); `tcp.recovery=sack` (ns-2's
-  Sack1, the same RFC 6675 family) is accepted beside a law's preset recovery, and `prr` maps to
-  TcpPrrRecovery. The `linux` and `bbr` presets' RACK-TLP, which ns-3 3.44 lacks, runs as its
-  classic recovery. ns-3 has no Reno: refused.
+  TcpClassicRecovery (window halving and NewReno-style inflation); `tcp.recovery=sack_retain`
+  (RFC 6675 keeping the scoreboard across a timeout, as ns-3 does) and `sack` (ns-2's Sack1, which
+  forgets it) are accepted beside a law's preset recovery, and `prr` maps to TcpPrrRecovery.
+  The `linux` and `bbr` presets' RACK-TLP, which ns-3 3.44 lacks, runs as its classic recovery.
+  ns-3 has no Reno: refused.
 - tcp_mix: each sender node's TcpL4Protocol gets its group's TypeId; the groups must agree with
   the tcp section on what ns-3 holds per process (a preset's initial window, delayed ACKs).
 - pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
@@ -40,6 +41,7 @@ What we map (everything else must keep its default, or its preset's, or the run 
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import hashlib
@@ -95,6 +97,9 @@ LAW_FIXED = {
     "bbr": {"long_term": (False, "ns-3's TcpBbr has no long-term (policer) mode"), "ack_aggregation": (True, "")},
 }
 """A law's parameters ns-3 has only one way: the value it needs, and why."""
+SACK = ("sack", "sack_retain")
+"""Our RFC 6675 recoveries that TcpClassicRecovery over ns-3's SACK scoreboard mirrors
+(`sack_retain` as ns-3 runs it: the scoreboard kept across a timeout)."""
 RECOVERY_TYPES = {"prr": "TcpPrrRecovery"}
 """tcp.recovery -> ns-3's TcpRecoveryOps (else TcpClassicRecovery); each with SACK."""
 MAPPED = (
@@ -156,11 +161,31 @@ def missing() -> str | None:
     return None
 
 
+SCENARIO_VERSION = "cf88d8b8"
+"""What ns-3 runs for a config, beside ns-3's own version: the scenario (`ns3_dumbbell.cc`) and
+this mapping. It is in every ns-3 run's run_id (as `backend_version`), so a new value re-runs
+everything; give one (any new string) when an edit changes what ns-3 runs for a config accepted
+before. `tests/sweeps/test_backends.py` holds it to a digest of the scenario and of this module's
+code, docstrings and comments aside: an edit that changes neither keeps every stored run, and
+one that changes them must either bump this or, if ns-3 runs the same, record the new digest."""
+
+
 @functools.lru_cache(maxsize=1)
 def version() -> str:
-    """The ns3 package's version and a digest of the scenario and this mapping."""
-    digest = hashlib.sha256(SCENARIO.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:8]
-    return f"{importlib.metadata.version('ns3')}+{digest}"
+    """The ns3 package's version and `SCENARIO_VERSION`."""
+    return f"{importlib.metadata.version('ns3')}+{SCENARIO_VERSION}"
+
+
+def code_digest(source: Path = Path(__file__)) -> str:
+    """A digest of the scenario and of this module's code (`source`) without its docstrings and
+    comments: what `SCENARIO_VERSION` vouches for."""
+    tree = ast.parse(source.read_text())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+            node.body = kept or [ast.Pass()]  # type: ignore[attr-defined]
+    return hashlib.sha256(SCENARIO.read_bytes() + ast.dump(tree).encode()).hexdigest()[:12]
 
 
 def check(cfg: SimConfig) -> None:
@@ -173,7 +198,7 @@ def check(cfg: SimConfig) -> None:
     # models, and TcpPrrRecovery our `prr`; a preset's own recovery (ns-2 TCP-Linux's `linux`, the
     # `linux` and `bbr` presets' RACK-TLP, which ns-3 lacks) is kept as its default.
     law = tuple(f"tcp_{k}" for k in (*LAW_ATTRIBUTES.get(row["tcp"], {}), *LAW_FIXED.get(row["tcp"], {})))
-    recovery = ("tcp_recovery",) if row["tcp_recovery"] in ("sack", *RECOVERY_TYPES) else ()
+    recovery = ("tcp_recovery",) if row["tcp_recovery"] in (*SACK, *RECOVERY_TYPES) else ()
     check_unmapped("ns3", row, MAPPED + law + recovery + ("tcp_mix",))
     for key, (value, why) in LAW_FIXED.get(row["tcp"], {}).items():
         if row[f"tcp_{key}"] != value:
@@ -340,7 +365,7 @@ def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float], groups:
     row = config_row(cfg)
     kind, sack = SOCKET_TYPES[row["tcp"]]
     p = bsw.Params()
-    p.socketType, p.sack = f"ns3::{kind}", sack or row["tcp_recovery"] in ("sack", *RECOVERY_TYPES)
+    p.socketType, p.sack = f"ns3::{kind}", sack or row["tcp_recovery"] in (*SACK, *RECOVERY_TYPES)
     p.recoveryType = f"ns3::{RECOVERY_TYPES.get(row['tcp_recovery'], 'TcpClassicRecovery')}"
     laws = _law_attributes(row["tcp"], cfg.tcp)
     if cfg.tcp_mix:

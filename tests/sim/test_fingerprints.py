@@ -253,6 +253,15 @@ REFERENCE: dict[str, dict[str, Any]] = {
     "bbr_sack": dict(
         tcp=dict(cc="bbr", recovery="sack", release="paced"), flows=8, buffer_pkts=60, **{**_DUMB, "wmax_pkts": 1000}
     ),
+    # Added in 0.16.0: SACK recovery that keeps its scoreboard across timeouts (as ns-3), paced
+    # under BBR, and with NewReno in a buffer shallow enough for timeouts.
+    "bbr_sack_retain": dict(
+        tcp=dict(cc="bbr", recovery="sack_retain", release="paced"),
+        flows=8,
+        buffer_pkts=60,
+        **{**_DUMB, "wmax_pkts": 1000},
+    ),
+    "newreno_sack_retain": dict(tcp=dict(cc="newreno", recovery="sack_retain"), flows=20, buffer_pkts=3, **_DUMB),
 }
 
 NULL_WAS_NAN = {

@@ -32,6 +32,25 @@ def test_the_registry_names_every_backend_and_refuses_others():
     assert get("engine").version() == sim.ENGINE_VERSION and get("engine").missing() is None
 
 
+NS3_CODE = {"cf88d8b8": "34d4f143ba01"}
+"""Per ns3.SCENARIO_VERSION, the digest of the scenario and mapping code it stands for."""
+
+
+def test_the_ns3_scenario_version_stands_for_the_code_that_runs(tmp_path):
+    """ns-3's runs are cached under SCENARIO_VERSION: a code or scenario change must bump it, or
+    be recorded here as running ns-3 the same; docstrings and comments are not code."""
+    assert NS3_CODE.get(ns3.SCENARIO_VERSION) == ns3.code_digest(), (
+        "sweeps/backends/ns3.py's code or its scenario changed: if ns-3 now runs some config it "
+        "accepted before differently, give ns3.SCENARIO_VERSION a new value; else record "
+        f"{ns3.code_digest()!r} for it in NS3_CODE"
+    )
+    source = ns3.Path(ns3.__file__).read_text()
+    reworded, edited = tmp_path / "reworded.py", tmp_path / "edited.py"
+    reworded.write_text(source.replace('"""The ns3 package', '"""# The ns3 package') + "\n# a comment\n")
+    edited.write_text(source.replace("HEADERS_BYTES = 52", "HEADERS_BYTES = 40"))
+    assert ns3.code_digest(reworded) == ns3.code_digest() != ns3.code_digest(edited)
+
+
 def test_ns2_names_the_first_field_it_cannot_mirror():
     cases = [
         (dict(poisson_mbps=10.0), "^poisson_mbps: the ns2 backend supports only the default"),

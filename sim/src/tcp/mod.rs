@@ -665,7 +665,7 @@ mod tests {
         let e = TcpConfig::parse(&Value::map(vec![("recovery", Value::str("rack"))])).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "recovery: unknown value \"rack\"; allowed: reno, newreno, sack, linux, prr, rack_tlp"
+            "recovery: unknown value \"rack\"; allowed: reno, newreno, sack, sack_retain, linux, prr, rack_tlp"
         );
         let e = TcpConfig::parse(&Value::str("vegas")).unwrap_err();
         assert!(e.message.starts_with("unknown tcp \"vegas\"; allowed: reno, newreno, sack, "), "{e}");

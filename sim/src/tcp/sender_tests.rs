@@ -245,6 +245,19 @@ fn a_tail_loss_costs_sack_a_timeout_and_rack_tlp_a_probe() {
     assert_eq!((timeouts, retx.iter().map(|r| r.1).collect::<Vec<_>>()), (0, vec![29, 28]), "the probe, then RACK");
 }
 
+/// Most of a first window is lost, too few duplicates for a fast retransmit: the timeout comes
+/// with 8 and 9 SACKed. `sack` forgets that (RFC 2018, ns-2's Sack1) and sends them again;
+/// `sack_retain` keeps it (RFC 6675 section 5.1, as ns-3 and Linux) and resends only the holes.
+#[test]
+fn after_a_timeout_sack_resends_sacked_packets_and_sack_retain_does_not() {
+    let lost: Vec<i64> = (0..8).collect();
+    let (retx, timeouts, _) = drive(make("sack").with_size(10), &lost, 9);
+    assert_eq!(timeouts, 1);
+    assert!(retx.contains(&8) && retx.contains(&9), "go-back-N: {retx:?}");
+    let (retx, timeouts, _) = drive(with_recovery("newreno", "sack_retain").with_size(10), &lost, 9);
+    assert_eq!((timeouts, retx), (1, lost), "only the holes, in order");
+}
+
 #[test]
 fn newreno_repairs_several_losses_in_one_window_without_timeout() {
     let (retx, timeouts) = recover("newreno", &[2, 5, 7], 40);

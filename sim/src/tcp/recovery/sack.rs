@@ -47,9 +47,23 @@ pub struct Sack {
     /// The highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: i64,
     in_recovery: bool,
+    /// Keeps the scoreboard across a timeout (`sack_retain.rs`) instead of forgetting it.
+    retain: bool,
+    /// After a timeout that kept the scoreboard: every unSACKed packet below this is lost, until
+    /// the cumulative ACK passes what was outstanding then.
+    rto_lost: Option<i64>,
+    /// `sack_retain` under a pacing release: what recovery sends leaves paced too, one packet
+    /// every `core.release_gap_s()`, the next no earlier than `next_send`.
+    paced: bool,
+    next_send: Time,
 }
 
 impl Sack {
+    /// A scoreboard kept across timeouts (`recovery = sack_retain`).
+    pub fn retaining() -> Self {
+        Self { retain: true, ..Self::default() }
+    }
+
     /// Adds a SACK block to the scoreboard, merging it with those it touches.
     fn add(&mut self, block: (i64, i64)) {
         if covers(&self.sacked, block.0, block.1) {
@@ -142,7 +156,7 @@ impl Sack {
     pub fn pipe(&self, st: &TcpState) -> i64 {
         let (low, high) = (st.highest_ack, st.maxseq);
         let unsacked = (high - low) - self.sacked_below(high + 1);
-        let lost_limit = self.lost_below().clamp(low + 1, high + 1);
+        let lost_limit = self.lost_below().max(self.rto_lost.unwrap_or(i64::MIN)).clamp(low + 1, high + 1);
         let lost = (lost_limit - low - 1) - self.sacked_below(lost_limit);
         let rxt_limit = self.high_rxt.clamp(low, high) + 1;
         let retransmitted = (rxt_limit - low - 1) - self.sacked_below(rxt_limit);
@@ -154,7 +168,8 @@ impl Sack {
         let st = &core.st;
         let after = self.high_rxt.max(st.highest_ack);
         let highest_sacked = self.sacked.last().map_or(i64::MIN, |b| b.1);
-        if let Some(s) = self.first_hole(after, self.lost_below().min(highest_sacked)) {
+        let lost_limit = self.lost_below().min(highest_sacked).max(self.rto_lost.unwrap_or(i64::MIN));
+        if let Some(s) = self.first_hole(after, lost_limit) {
             return Some((s, false));
         }
         let rwnd_ok = st.t_seqno <= st.highest_ack + st.wmax as i64;
@@ -182,7 +197,9 @@ impl Sack {
             Some((_, true)) => core.send_next(now, out),
             Some((seq, false)) => {
                 core.retransmit(now, seq, out);
-                core.lost_pkts += 1;
+                if self.rto_lost.is_none() {
+                    core.lost_pkts += 1; // after a timeout the sender counted them all lost
+                }
                 self.high_rxt = seq;
             }
             None => return false,
@@ -205,10 +222,14 @@ impl Recovery for Sack {
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
         self.drop_to(ackno);
         if self.in_recovery && ackno < st.recover {
+            if self.rto_lost.is_some() {
+                law.on_ack(st, ack); // the window grows from the timeout's, as after go-back-N
+            }
             return AckKind::InRecovery;
         }
         if self.in_recovery {
             self.in_recovery = false;
+            self.rto_lost = None;
             st.last_action = CwndAction::Exited;
         }
         st.dupwnd = 0;
@@ -234,8 +255,28 @@ impl Recovery for Sack {
         if !self.in_recovery {
             return false;
         }
-        while core.st.cwnd - self.pipe(&core.st) as f64 >= 1.0 && self.send_one(core, now, out) {}
+        let paced = self.paced && (core.pacing_rate_pps.is_some() || core.srtt_s().is_some());
+        while core.st.cwnd - self.pipe(&core.st) as f64 >= 1.0 {
+            if paced && now < self.next_send {
+                core.send_deadline = Some(self.next_send);
+                break;
+            }
+            if !self.send_one(core, now, out) {
+                break;
+            }
+            if paced {
+                self.next_send = now + crate::time::from_secs(core.release_gap_s());
+            }
+        }
         true
+    }
+
+    fn configure(&mut self, _law_sets_window: bool, paced: bool) {
+        self.paced = self.retain && paced; // `sack` sends at once, as ns-2 (which has no pacing)
+    }
+
+    fn on_send_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
+        self.paced && self.in_recovery && self.send(core, now, out)
     }
 
     fn uses_sack(&self) -> bool {
@@ -246,11 +287,20 @@ impl Recovery for Sack {
         self.pipe(st)
     }
 
-    fn on_timeout(&mut self, _st: &TcpState) {
+    fn on_timeout(&mut self, st: &TcpState) {
+        if self.retain {
+            // Every unSACKed packet sent is lost; none is retransmitted yet.
+            (self.in_recovery, self.rto_lost, self.high_rxt) = (true, Some(st.maxseq + 1), st.highest_ack);
+            return;
+        }
         self.sacked.clear();
         self.sacked_count = 0;
         self.in_recovery = false;
         self.high_rxt = i64::MIN;
+    }
+
+    fn goes_back_n(&self) -> bool {
+        !self.retain
     }
 }
 
