@@ -40,7 +40,11 @@ def parking_lot(**params):
         ({"topology": "ring"}, "topology", "allowed: dumbbell, parking_lot"),
         ({"topology": {"name": "ring"}}, "topology.name", "allowed: dumbbell, parking_lot"),
         ({"tcp": {"cc": "vegas"}}, "tcp.cc", "allowed: newreno"),
-        ({"tcp": {"recovery": "rack"}}, "tcp.recovery", "allowed: reno, newreno, sack, sack_retain, linux, prr, rack_tlp"),
+        (
+            {"tcp": {"recovery": "rack"}},
+            "tcp.recovery",
+            "allowed: reno, newreno, sack, sack_retain, linux, prr, rack_tlp",
+        ),
         (
             {"tcp": {"recovery": "rack_tlp", "release": "poisson"}},
             "tcp.release",
