@@ -8,9 +8,12 @@ mirror, or a simulator that is not installed, is refused up front with one line.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -55,6 +58,19 @@ class BackendResult:
             raise ValueError(f"detail tables must be {sorted(DETAIL_SCHEMAS)}, got {sorted(self.details)}")
         # Every metric, in the engine's order; those not given are NULL (not measured).
         object.__setattr__(self, "metrics", {k: self.metrics.get(k) for k in SUMMARY_METRICS})
+
+
+def code_digest(module: Path, scenario: Path) -> str:
+    """A digest of a simulator's scenario file and of its mapping module's code without docstrings
+    and comments: what a backend's hand-kept scenario version stands for (`ns2.SCRIPT_VERSION`,
+    `ns3.SCENARIO_VERSION`; tests/sweeps/test_backends.py holds each to it)."""
+    tree = ast.parse(module.read_text())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+            node.body = kept or [ast.Pass()]  # type: ignore[attr-defined]
+    return hashlib.sha256(scenario.read_bytes() + ast.dump(tree).encode()).hexdigest()[:12]
 
 
 def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> None:

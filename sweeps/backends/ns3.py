@@ -41,10 +41,8 @@ What we map (everything else must keep its default, or its preset's, or the run 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
-import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -165,8 +163,8 @@ SCENARIO_VERSION = "cf88d8b8"
 """What ns-3 runs for a config, beside ns-3's own version: the scenario (`ns3_dumbbell.cc`) and
 this mapping. It is in every ns-3 run's run_id (as `backend_version`), so a new value re-runs
 everything; give one (any new string) when an edit changes what ns-3 runs for a config accepted
-before. `tests/sweeps/test_backends.py` holds it to a digest of the scenario and of this module's
-code, docstrings and comments aside: an edit that changes neither keeps every stored run, and
+before. `tests/sweeps/test_backends.py` holds it to `base.code_digest` of the scenario and this
+module (docstrings and comments aside): an edit that changes neither keeps every stored run, and
 one that changes them must either bump this or, if ns-3 runs the same, record the new digest."""
 
 
@@ -174,18 +172,6 @@ one that changes them must either bump this or, if ns-3 runs the same, record th
 def version() -> str:
     """The ns3 package's version and `SCENARIO_VERSION`."""
     return f"{importlib.metadata.version('ns3')}+{SCENARIO_VERSION}"
-
-
-def code_digest(source: Path = Path(__file__)) -> str:
-    """A digest of the scenario and of this module's code (`source`) without its docstrings and
-    comments: what `SCENARIO_VERSION` vouches for."""
-    tree = ast.parse(source.read_text())
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list):
-            kept = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
-            node.body = kept or [ast.Pass()]  # type: ignore[attr-defined]
-    return hashlib.sha256(SCENARIO.read_bytes() + ast.dump(tree).encode()).hexdigest()[:12]
 
 
 def check(cfg: SimConfig) -> None:

@@ -8,13 +8,14 @@ import dataclasses
 import os
 import subprocess
 import sys
+from pathlib import Path
 from statistics import fmean
 
 import pytest
 
 import sim
 from sweeps.backends import BACKENDS, get, ns2, ns3
-from sweeps.backends.base import DETAIL_SCHEMAS, with_resolved_buffer
+from sweeps.backends.base import DETAIL_SCHEMAS, code_digest, with_resolved_buffer
 from sweeps.backends.records import parse_records, to_result
 from sweeps.store import RUNS_SCHEMA
 from tests.conftest import ROOT
@@ -32,23 +33,29 @@ def test_the_registry_names_every_backend_and_refuses_others():
     assert get("engine").version() == sim.ENGINE_VERSION and get("engine").missing() is None
 
 
-NS3_CODE = {"cf88d8b8": "34d4f143ba01"}
-"""Per ns3.SCENARIO_VERSION, the digest of the scenario and mapping code it stands for."""
+SCENARIO_CODE = {("ns2", "3d7e9234"): "a894e181e7d1", ("ns3", "cf88d8b8"): "48dd87288ccd"}
+"""Per backend and hand-kept scenario version, the digest of the scenario and mapping code it
+stands for (`base.code_digest`)."""
+SCENARIOS = {"ns2": (ns2, ns2.TCL, "SCRIPT_VERSION"), "ns3": (ns3, ns3.SCENARIO, "SCENARIO_VERSION")}
 
 
-def test_the_ns3_scenario_version_stands_for_the_code_that_runs(tmp_path):
-    """ns-3's runs are cached under SCENARIO_VERSION: a code or scenario change must bump it, or
-    be recorded here as running ns-3 the same; docstrings and comments are not code."""
-    assert NS3_CODE.get(ns3.SCENARIO_VERSION) == ns3.code_digest(), (
-        "sweeps/backends/ns3.py's code or its scenario changed: if ns-3 now runs some config it "
-        "accepted before differently, give ns3.SCENARIO_VERSION a new value; else record "
-        f"{ns3.code_digest()!r} for it in NS3_CODE"
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_backends_scenario_version_stands_for_the_code_that_runs(name, tmp_path):
+    """ns-2's and ns-3's runs are cached under a hand-kept version: a change to the scenario or
+    the mapping's code must bump it, or be recorded here as running the simulator the same;
+    docstrings and comments are not code."""
+    module, scenario, attr = SCENARIOS[name]
+    version, source = getattr(module, attr), Path(module.__file__)
+    now = code_digest(source, scenario)
+    assert SCENARIO_CODE.get((name, version)) == now, (
+        f"{source.name}'s code or its scenario changed: if {name} now runs some config it accepted "
+        f"before differently, give {attr} a new value; else record {now!r} for it in SCENARIO_CODE"
     )
-    source = ns3.Path(ns3.__file__).read_text()
     reworded, edited = tmp_path / "reworded.py", tmp_path / "edited.py"
-    reworded.write_text(source.replace('"""The ns3 package', '"""# The ns3 package') + "\n# a comment\n")
-    edited.write_text(source.replace("HEADERS_BYTES = 52", "HEADERS_BYTES = 40"))
-    assert ns3.code_digest(reworded) == ns3.code_digest() != ns3.code_digest(edited)
+    text = source.read_text()
+    reworded.write_text(text.replace('"""', '"""Reworded. ', 1) + "\n# a comment\n")
+    edited.write_text(text + "\nEXTRA = 1\n")
+    assert code_digest(reworded, scenario) == now != code_digest(edited, scenario)
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():
