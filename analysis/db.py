@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 
+from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.store import MEMBERS, MEMBERS_SCHEMA, SCHEMAS, TABLES, Store
 
 DEFAULT_RESULTS = "results"
@@ -79,7 +80,8 @@ def connect(
     ran and those their grids found stored by another preset, all under this name), one
     simulator's runs (`backend`: a reproduction's own figures are the engine's) or the runs of one
     engine version (`engine_version`: a sweep re-run after a version bump keeps its sweep_id, and
-    its older runs stay stored beside the new ones) if given.
+    its older runs stay stored beside the new ones; other backends' runs of the engine's current
+    `CONTRACT_VERSION` with them) if given.
     Tables without files yet are empty views with the documented schema. Raises NoResults if a
     local results_dir does not exist."""
     if "://" not in str(results_dir) and not Path(results_dir).is_dir():
@@ -113,7 +115,13 @@ def connect(
     if backend:
         _restrict_runs(con, "backend", backend)
     if engine_version:
-        _restrict_runs(con, "engine_version", engine_version)
+        # Another backend's runs follow the engine's contract with it, not its version.
+        v, c = (x.replace("'", "''") for x in (engine_version, CONTRACT_VERSION))
+        _restrict_runs_where(
+            con,
+            "engine_version",
+            f"(backend = 'engine' AND engine_version = '{v}') OR (backend <> 'engine' AND engine_version = '{c}')",
+        )
     for table in TABLES:
         _comment_columns(con, table)
     return con

@@ -26,6 +26,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from sim.result import config_row
+from sweeps.backends import DEFAULT as DEFAULT_BACKEND
+from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.errors import UsageError, exit_failure, exit_usage
 from sweeps.reaper import watch_driver
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
@@ -153,6 +155,8 @@ class ResultBuffer:
             config_id=spec.config_id,
             **spec.params,
         )
+        if spec.params["backend"] != DEFAULT_BACKEND:
+            row["engine_version"] = CONTRACT_VERSION  # what its inputs took from the engine
         self.rows.append(row)
         ts_cols: dict[str, list] = {}
         for table, t in (res.details or {}).items():

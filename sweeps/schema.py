@@ -22,6 +22,7 @@ import sim
 from sim.config import variant_class_name
 from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 from sweeps import backends
+from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.errors import UsageError
 
 
@@ -303,7 +304,7 @@ class RunSpec:
     run_id: str
     backend_version: str
     config_id: str
-    """The run_id the engine would give this config: the same on every backend."""
+    """The same on every backend (`config_id_of`)."""
 
     def fault(self, kind: str, debug: dict[str, Any]) -> bool:
         rule = debug.get(kind)
@@ -316,13 +317,22 @@ class RunSpec:
 def run_id_of(cfg: sim.SimConfig, backend: str = backends.DEFAULT, backend_version: str = "") -> str:
     """Hash of the fully resolved engine config, the engine version and, for another simulator,
     the backend's name and version: the unit of caching, resume and de-duplication. An engine
-    run's payload is what it was before backends existed, so stored runs stay cached. The engine
-    version is in every run_id: the other backends take their config contract, and their long
-    flows' RTTs and start times, from it."""
-    what: dict[str, Any] = {"engine": sim.ENGINE_VERSION, "config": cfg.to_dict()}
+    run's payload is what it was before backends existed, so stored runs stay cached. Another
+    backend's keys on the engine's contract with it (`CONTRACT_VERSION`) instead of the engine
+    version: it takes the config's meaning and its flows' RTTs and start times from the engine,
+    not the engine's results."""
+    engine = sim.ENGINE_VERSION if backend == backends.DEFAULT else CONTRACT_VERSION
+    what: dict[str, Any] = {"engine": engine, "config": cfg.to_dict()}
     if backend != backends.DEFAULT:
         what["backend"] = [backend, backend_version]
     payload = json.dumps(what, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def config_id_of(cfg: sim.SimConfig) -> str:
+    """The same config's id on every backend, to pair their runs: the hash an engine run_id would
+    have under `CONTRACT_VERSION` (equal to the engine's run_id while the two versions agree)."""
+    payload = json.dumps({"engine": CONTRACT_VERSION, "config": cfg.to_dict()}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
@@ -345,9 +355,9 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
     backend = backend_of(job["backend"], cfg)
     version = backend.version()
-    config_id = run_id_of(cfg)  # one hash serves an engine job as both
-    run_id = config_id if backend.name == backends.DEFAULT else run_id_of(cfg, backend.name, version)
+    config_id = config_id_of(cfg)
+    run_id = run_id_of(cfg, backend.name, version)
     return RunSpec(sim=cfg, params=params, run_id=run_id, backend_version=version, config_id=config_id)
 
 
-__all__ = ["SweepConfig", "RunSpec", "build_spec", "convert", "register", "run_id_of", "union_specs"]
+__all__ = ["SweepConfig", "RunSpec", "build_spec", "config_id_of", "convert", "register", "run_id_of", "union_specs"]

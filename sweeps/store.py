@@ -61,8 +61,8 @@ RUN_META = pa.schema(
             pa.string(),
             metadata=_doc(
                 "",
-                "hash of the resolved engine config, ENGINE_VERSION and (not for "
-                "the engine) the backend and its version",
+                "hash of the resolved engine config, ENGINE_VERSION (for another backend: "
+                "the engine's contract with it, CONTRACT_VERSION) and the backend and its version",
             ),
         ),
         pa.field(
@@ -89,7 +89,7 @@ RUN_META = pa.schema(
             pa.string(),
             metadata=_doc(
                 "",
-                "hash of the resolved config and ENGINE_VERSION alone: the "
+                "hash of the resolved config and the engine's CONTRACT_VERSION alone: the "
                 "same on every backend (compare pairs runs by it)",
             ),
         ),

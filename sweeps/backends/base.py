@@ -60,6 +60,15 @@ class BackendResult:
         object.__setattr__(self, "metrics", {k: self.metrics.get(k) for k in SUMMARY_METRICS})
 
 
+CONTRACT_VERSION = "0.16.0"
+"""The engine's part in what another backend runs: the config's fields and meaning, the RTTs
+and start times the engine draws for a seed (`records.drawn_flows`), and the buffer its static
+rules resolve. Other backends' run_ids, every run's config_id, and those backends' rows'
+`engine_version` key on it rather than on ENGINE_VERSION, so an engine change that leaves it
+alone keeps their slow runs cached and paired. Bump it, to the engine version of the day, when
+it changes; tests/sweeps/test_backends.py holds it to a digest of those inputs."""
+
+
 def code_digest(module: Path, scenario: Path) -> str:
     """A digest of a simulator's scenario file and of its mapping module's code without docstrings
     and comments: what a backend's hand-kept scenario version stands for (`ns2.SCRIPT_VERSION`,

@@ -5,6 +5,8 @@ and the records' translation are tested everywhere; the simulators themselves wh
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -15,8 +17,8 @@ import pytest
 
 import sim
 from sweeps.backends import BACKENDS, get, ns2, ns3
-from sweeps.backends.base import DETAIL_SCHEMAS, code_digest, with_resolved_buffer
-from sweeps.backends.records import parse_records, to_result
+from sweeps.backends.base import CONTRACT_VERSION, DETAIL_SCHEMAS, code_digest, with_resolved_buffer
+from sweeps.backends.records import drawn_flows, parse_records, to_result
 from sweeps.store import RUNS_SCHEMA
 from tests.conftest import ROOT
 from tests.sweeps.helpers import sweep
@@ -56,6 +58,51 @@ def test_a_backends_scenario_version_stands_for_the_code_that_runs(name, tmp_pat
     reworded.write_text(text.replace('"""', '"""Reworded. ', 1) + "\n# a comment\n")
     edited.write_text(text + "\nEXTRA = 1\n")
     assert code_digest(reworded, scenario) == now != code_digest(edited, scenario)
+
+
+CONTRACT_CONFIGS = {
+    "sack, stanford rule": dict(
+        tcp="sack", flows=20, rtt_ms=100, rtt_spread_ms=40, start_window_s=1, buffer_policy="stanford", seed=3
+    ),
+    "bbr / linux mix, bdp rule": dict(
+        tcp_mix="bbr:1,linux:1",
+        tcp="linux",
+        flows=2,
+        rtt_ms=60,
+        rtt_spread_ms=80,
+        start_window_s=2,
+        buffer_policy=dict(name="bdp", factor=0.5, rtt_ms=60),
+        core_mbps=100,
+        seed=2,
+    ),
+}
+CONTRACT_INPUTS = {"0.16.0": "36015c230b8a78b5"}
+"""Per backends.base.CONTRACT_VERSION, the digest of what other backends take from the engine."""
+
+
+def contract_digest(seed_shift: int = 0) -> str:
+    """The flows' RTTs, start times and groups the engine draws, and the bottleneck link's static
+    columns (its resolved buffer included), for the reference configs."""
+    h = hashlib.sha256()
+    for kw in CONTRACT_CONFIGS.values():
+        cfg = sim.SimConfig(**{**kw, "seed": kw["seed"] + seed_shift, "duration_s": 5, "warmup_s": 1})
+        drawn = drawn_flows(cfg)
+        flows = drawn.flows.select(["rtt_ms", "start_s", "tcp_group"]).to_pydict()
+        static = ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "queue")
+        link = drawn.links.slice(0, 1).select(list(static)).to_pydict()
+        h.update(json.dumps([flows, link, with_resolved_buffer(cfg, drawn).to_dict()], sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def test_the_engines_contract_with_other_backends_is_versioned():
+    """ns-2's and ns-3's runs key on CONTRACT_VERSION, not ENGINE_VERSION: what they take from the
+    engine must not change under it (else bump it, and record the new digest here)."""
+    now = contract_digest()
+    assert CONTRACT_INPUTS.get(CONTRACT_VERSION) == now, (
+        f"what other backends take from the engine changed: give sweeps.backends.base.CONTRACT_VERSION "
+        f"the engine's version and record {now!r} for it in CONTRACT_INPUTS"
+    )
+    assert contract_digest(seed_shift=1) != now
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():
