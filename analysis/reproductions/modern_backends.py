@@ -140,8 +140,11 @@ def reading(data: dict[tuple, dict[str, dict[str, float]]], shares: dict[tuple, 
         "every checked bound:\n\n"
     )
     per_sender, per_mix = grid_sizes()
-    for sender in sorted({(k[0], k[1]) for k in data}):
+    for sender in sorted(SENDERS):
         sel = [by for k, by in data.items() if (k[0], k[1]) == sender]
+        if not sel:
+            text += f"- {sender[0]} with {sender[1]}: none of the grid's {per_sender} points stored on both yet\n"
+            continue
         util = sum(by["check"][0] for by in sel)
         text += f"- {sender[0]} with {sender[1]}: {sum(ok(by['check']) for by in sel)} of {len(sel)} "
         text += f"(utilization alone: {util})"

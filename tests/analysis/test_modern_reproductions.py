@@ -77,4 +77,6 @@ def test_the_cross_check_report_shows_each_miss_with_both_simulators_counters():
     assert "| cubic_rfc9438 + sack | 10 | 4 | 0.5 | d | 2.000 | 2.000 | 4.000 | 1.000 |" in table
     assert "| 4 | 1 |" not in table
     assert grid_sizes() == (18, 6)
-    assert "1 of 2 (utilization alone: 2); 16 of the grid's 18 points not stored on both yet" in reading(data, {})
+    text = reading(data, {})
+    assert "- cubic_rfc9438 with sack: 1 of 2 (utilization alone: 2); 16 of the grid's 18 points not stored" in text
+    assert "- bbr with sack_retain: none of the grid's 18 points stored on both yet" in text
