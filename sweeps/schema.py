@@ -321,19 +321,29 @@ def run_id_of(cfg: sim.SimConfig, backend: str = backends.DEFAULT, backend_versi
     backend's keys on the engine's contract with it (`CONTRACT_VERSION`) instead of the engine
     version: it takes the config's meaning and its flows' RTTs and start times from the engine,
     not the engine's results."""
-    engine = sim.ENGINE_VERSION if backend == backends.DEFAULT else CONTRACT_VERSION
-    what: dict[str, Any] = {"engine": engine, "config": cfg.to_dict()}
-    if backend != backends.DEFAULT:
-        what["backend"] = [backend, backend_version]
-    payload = json.dumps(what, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+    return _ids(cfg.to_dict(), backend, backend_version)[0]
 
 
 def config_id_of(cfg: sim.SimConfig) -> str:
     """The same config's id on every backend, to pair their runs: the hash an engine run_id would
     have under `CONTRACT_VERSION` (equal to the engine's run_id while the two versions agree)."""
-    payload = json.dumps({"engine": CONTRACT_VERSION, "config": cfg.to_dict()}, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+    return _ids(cfg.to_dict(), backends.DEFAULT, "")[1]
+
+
+def _ids(config: dict[str, Any], backend: str, backend_version: str) -> tuple[str, str]:
+    """(run_id, config_id) of a config (`SimConfig.to_dict()`), hashing it once or twice."""
+
+    def digest(what: dict[str, Any]) -> str:
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
+
+    engine = backend == backends.DEFAULT
+    run_id = digest(
+        {"engine": sim.ENGINE_VERSION, "config": config}
+        if engine
+        else {"engine": CONTRACT_VERSION, "config": config, "backend": [backend, backend_version]}
+    )
+    same = engine and sim.ENGINE_VERSION == CONTRACT_VERSION
+    return run_id, run_id if same else digest({"engine": CONTRACT_VERSION, "config": config})
 
 
 def backend_of(name: str, cfg: sim.SimConfig) -> backends.Backend:
@@ -355,8 +365,7 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
     backend = backend_of(job["backend"], cfg)
     version = backend.version()
-    config_id = config_id_of(cfg)
-    run_id = run_id_of(cfg, backend.name, version)
+    run_id, config_id = _ids(cfg.to_dict(), backend.name, version)
     return RunSpec(sim=cfg, params=params, run_id=run_id, backend_version=version, config_id=config_id)
 
 

@@ -16,6 +16,7 @@ from statistics import fmean
 import pytest
 
 import sim
+from sweeps import schema
 from sweeps.backends import BACKENDS, get, ns2, ns3
 from sweeps.backends.base import CONTRACT_VERSION, DETAIL_SCHEMAS, code_digest, with_resolved_buffer
 from sweeps.backends.records import drawn_flows, parse_records, to_result
@@ -103,6 +104,16 @@ def test_the_engines_contract_with_other_backends_is_versioned():
         f"the engine's version and record {now!r} for it in CONTRACT_INPUTS"
     )
     assert contract_digest(seed_shift=1) != now
+
+
+def test_an_engine_version_bump_keeps_other_backends_run_ids_and_every_config_id(monkeypatch):
+    """A bump re-runs the engine's runs only: ns-3's stay cached and still pair with the new ones."""
+    cfg = sim.SimConfig(flows=4)
+    before = (schema.run_id_of(cfg), schema.run_id_of(cfg, "ns3", "3.44+x"), schema.config_id_of(cfg))
+    assert before[0] == before[2], "while the versions agree an engine run_id is its config_id"
+    monkeypatch.setattr(sim, "ENGINE_VERSION", "99.0.0")
+    after = (schema.run_id_of(cfg), schema.run_id_of(cfg, "ns3", "3.44+x"), schema.config_id_of(cfg))
+    assert after[0] != before[0] and after[1:] == before[1:]
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():

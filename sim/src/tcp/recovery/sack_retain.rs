@@ -3,7 +3,9 @@
 //! (RFC Errata 1610) that ns-3 3.44 (`TcpSocketBase::ReTxTimeout`, `TcpTxBuffer::SetSentListLost`
 //! with SACK on) and Linux (`tcp_enter_loss`) take. After a timeout every unSACKed packet sent is
 //! lost and is retransmitted by `NextSeg()`, SACKed ones never again; the window grows as after
-//! go-back-N. `sack` keeps RFC 2018's rule, forgetting the scoreboard, as ns-2's Sack1 does.
+//! go-back-N. Under a pacing release (BBR) what recovery sends is paced, as ns-3 paces every
+//! transmission. `sack` keeps RFC 2018's rule, forgetting the scoreboard, and sends recovery's
+//! packets at once, as ns-2's Sack1 does.
 //! Details: docs/tcp.md, `tcp/recovery/sack_retain.rs`.
 
 use super::sack::Sack;
