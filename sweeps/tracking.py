@@ -31,8 +31,9 @@ STEP_METRICS = (
     "buffer_pkts",
     "mean_cwnd_pkts",
 )
-"""Every time-series column, logged as ts_<column> with step = the sample's index; ts_time_s holds
-the sample's time, so a chart can plot any ts_ metric against it. The bottleneck link's rows."""
+"""Every time-series column, logged as ts_<column> with step = the sample's time in milliseconds
+(the end of its interval), so a run's charts read in time; ts_time_s holds it in seconds. The
+bottleneck link's rows."""
 VIEW_METRICS = ("utilization", "loss_rate", "mean_queue_pkts", "goodput_mbps", "jain_fairness")
 """The metrics a sweep's shared view shows as columns (every metric is one click away)."""
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
@@ -331,7 +332,8 @@ class _ChildLogger:
         n = len(rows)
         if n:
             stride = max(1, -(-n // MAX_STEPS))
-            for step, i in enumerate(rows[stride - 1 :: stride]):
+            for i in rows[stride - 1 :: stride]:
+                step = round(ts["time_s"][i] * 1000)  # MLflow's charts then read in milliseconds
                 for k in STEP_METRICS:
                     v = ts[k][i]
                     if v is not None and v == v:
