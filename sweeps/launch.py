@@ -133,6 +133,7 @@ class ResultBuffer:
         self.rows: list[dict[str, Any]] = []
         self.details: dict[str, list[pa.Table]] = {t: [] for t in DETAIL_TABLES}
         self.ts_cols: list[dict[str, list]] = []
+        self.flows: list[pa.Table | None] = []
         self.since = time.monotonic()
 
     def add(self, res: JobResult, spec: RunSpec, overrides: list[str], attempt: int, sweep_id: str) -> None:
@@ -164,6 +165,7 @@ class ResultBuffer:
         if res.details is not None and self.keep_ts_lists:
             ts_cols = res.details["timeseries"].to_pydict()
         self.ts_cols.append(ts_cols)
+        self.flows.append(res.details["flows"] if res.details is not None and self.keep_ts_lists else None)
 
     def due(self) -> bool:
         return bool(self.rows) and (
@@ -179,8 +181,8 @@ class ResultBuffer:
         }
         store.flush(sweep_id, runs, details)
         if tracker is not None:
-            for row, cols in zip(self.rows, self.ts_cols):
-                tracker.submit(row, cols)
+            for row, cols, flows in zip(self.rows, self.ts_cols, self.flows):
+                tracker.submit(row, cols, flows)
         self.clear()
 
 
@@ -444,6 +446,11 @@ def _execute(
 
 def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts, ex: Execution) -> None:
     console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
+    try:
+        cols = [c for c in ("status", "utilization", "loss_rate", *tracker.axes) if c in RUNS_SCHEMA.names]
+        tracker.log_sweep_plot(store.read("runs", sweep_id).select(cols).to_pylist())
+    except Exception as e:  # noqa: BLE001 - the runs are stored and logged; a plot must not fail the sweep
+        console.print(f"[yellow]mlflow: no summary plot: {type(e).__name__}: {e}")
     tracker.close(
         failed=counts.failed > 0 or ex.interrupted,
         sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - ex.t_start),
@@ -593,7 +600,8 @@ def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
     missing = [r for r in runs.to_pylist() if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")]
     if not missing:
         return
-    ts = store.read("timeseries", sweep_id, {r["exec_id"] for r in missing})
+    execs = {r["exec_id"] for r in missing}
+    ts, flows = store.read("timeseries", sweep_id, execs), store.read("flows", sweep_id, execs)
     by_exec: dict[str, dict[str, list]] = {}
     for rec in ts.to_pylist():
         cols = by_exec.setdefault(rec["exec_id"], {})
@@ -601,7 +609,8 @@ def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
             cols.setdefault(k, []).append(v)
     for r in missing:
         r["sweep_id"] = sweep_id
-        tracker.submit(r, by_exec.get(r["exec_id"], {}))
+        own = flows.filter(pa.compute.equal(flows.column("exec_id"), r["exec_id"]))
+        tracker.submit(r, by_exec.get(r["exec_id"], {}), own.drop_columns(["run_id", "exec_id"]))
 
 
 ONE_RUN_METRICS = (

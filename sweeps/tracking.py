@@ -182,14 +182,15 @@ class Tracker:
             if not token:
                 return out
 
-    def submit(self, row: dict[str, Any], timeseries: dict[str, list]) -> None:
-        """Queues one stored run (its runs row and its time series) for logging. A run already
-        logged is logged again only if it failed before and succeeded now (into the same child)."""
+    def submit(self, row: dict[str, Any], timeseries: dict[str, list], flows: Any = None) -> None:
+        """Queues one stored run (its runs row, its time series and its flows table) for logging.
+        A run already logged is logged again only if it failed before and succeeded now (into the
+        same child)."""
         known = self.logged.get(row["run_id"])
         if known is not None and not (known[1] == "failed" and row["status"] == "ok"):
             return
         self.logged[row["run_id"]] = (known[0] if known else "", row["status"])
-        self._queues[self._submitted % len(self._queues)].put((row, timeseries, known[0] if known else None))
+        self._queues[self._submitted % len(self._queues)].put((row, timeseries, flows, known[0] if known else None))
         self._submitted += 1
 
     def submitted(self) -> int:
@@ -210,6 +211,17 @@ class Tracker:
         if metrics:
             self.client.log_batch(self.parent_id, metrics=metrics)
         self.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
+
+    def log_sweep_plot(self, rows: list[dict[str, Any]]) -> None:
+        """The sweep's summary plot (`sweep_plot.py`) as `sweep_summary.png` on the parent run."""
+        import tempfile
+
+        from sweeps.sweep_plot import summary_png
+
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "sweep_summary.png"
+            if summary_png(rows, self.axes, path):
+                self.client.log_artifact(self.parent_id, str(path))
 
     def share_view(self, sweep_id: str, metrics: tuple[str, ...] = VIEW_METRICS) -> None:
         """Stores a view of this sweep's runs on the experiment, the way MLflow's "Share" button
@@ -293,9 +305,10 @@ class _ChildLogger:
         out.update({k: row[k] for k in self.swept if k in row})
         return {k: str(v)[:500] for k, v in out.items()}
 
-    def log(self, row: dict[str, Any], ts: dict[str, list], existing: str | None) -> None:
+    def log(self, row: dict[str, Any], ts: dict[str, list], flows: Any, existing: str | None) -> None:
         import tempfile
 
+        import pyarrow.parquet as pq
         from mlflow.entities import Metric, Param
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
@@ -341,8 +354,10 @@ class _ChildLogger:
         self.client.log_batch(rid, metrics=metrics[:1000], params=params[:100])
         if artifact_uri:
             # Through the artifact repository directly: log_text would look the run up again.
+            # The flows table (a few kB) beside the config: per-flow goodput, RTT, losses.
             with tempfile.TemporaryDirectory() as d:
-                path = Path(d) / "config.json"
-                path.write_text(json.dumps(row, default=str, indent=1))
-                get_artifact_repository(artifact_uri).log_artifact(str(path))
+                (Path(d) / "config.json").write_text(json.dumps(row, default=str, indent=1))
+                if flows is not None:
+                    pq.write_table(flows, Path(d) / "flows.parquet")
+                get_artifact_repository(artifact_uri).log_artifacts(d)
         self.client.set_terminated(rid, status="FINISHED" if row["status"] == "ok" else "FAILED")

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from sweeps.tracking import INLINE_LOGGING_MAX_JOBS
@@ -95,6 +96,11 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     assert len(times) == 20 and times == sorted(times) and times[-1] == pytest.approx(20.0)
     assert sorted(steps) == [round(t * 1000) for t in times], "a metric's step is its sample's time in ms"
     assert {"ts_goodput_mbps", "ts_drops", "ts_mean_cwnd_pkts"} <= set(client.get_run(child.info.run_id).data.metrics)
+    # Issue 34: a child run carries its flows table; the parent, the sweep's summary plot.
+    flows = pq.read_table(client.download_artifacts(child.info.run_id, "flows.parquet", str(tmp_path)))
+    assert len(flows) == int(child.data.params["flows"]) and "goodput_mbps" in flows.column_names
+    png = client.download_artifacts(parent.info.run_id, "sweep_summary.png", str(tmp_path))
+    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10_000
     assert "compare-runs?runs=" in first.stderr and f"#/experiments/{exp.experiment_id}/runs" in first.stderr
 
     again = sweep(tmp_path, *GRID, ray_address=ray_head)
