@@ -137,7 +137,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if b not in BACKENDS:
             print(f"error: --backends: unknown backend {b!r}; allowed: {', '.join(BACKENDS)}", file=sys.stderr)
             return 2
-    return max(reproduce(name, args.results, args.reports, rerun=args.rerun, backends=backends) for name in names)
+    return max(
+        reproduce(name, args.results, args.reports, rerun=args.rerun, backends=backends, mlflow=not args.no_mlflow)
+        for name in names
+    )
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -182,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--results", default=DEFAULT_RESULTS)
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")
+    r.add_argument(
+        "--no-mlflow",
+        action="store_true",
+        help="do not log the report and figure to the MLflow experiment `reproductions`",
+    )
     r.add_argument(
         "--backends",
         help="also run the grid on these backends where the reproduction compares "

@@ -8,11 +8,14 @@ the command that reproduces it, and a short reading. One module per paper in
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+
+import sim
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -127,16 +130,36 @@ def listing() -> str:
     return "\n".join(f"  {n:<{width}}  {r.paper}: {r.what}" for n, r in REPRODUCTIONS.items())
 
 
-def reproduce(name: str, results: str, reports: str, rerun: bool = False, backends: tuple[str, ...] = ()) -> int:
+def reproduce(
+    name: str, results: str, reports: str, rerun: bool = False, backends: tuple[str, ...] = (), mlflow: bool = True
+) -> int:
     """Runs a reproduction's sweeps (on the engine, and on `backends` too where the reproduction
-    compares simulators) and writes its report and figure."""
+    compares simulators), writes its report and figure and, with `mlflow`, logs both as a run of
+    the MLflow experiment `reproductions` (at $MLFLOW_TRACKING_URI, else the project's mlflow.db)."""
     token = OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine"))
     try:
         report, plot = REPRODUCTIONS[name](results, rerun)
     finally:
         OTHER_BACKENDS.reset(token)
     write_report(name, report, plot, reports)
+    if mlflow:
+        log_to_mlflow(name, reports)
     return 0
+
+
+def log_to_mlflow(name: str, reports: str) -> None:
+    """The written report and figure as a run of the experiment `reproductions`; a tracking
+    server that fails is a warning: the report is written."""
+    from sweeps.tracking import REPRODUCTIONS_EXPERIMENT, log_report, tracking_uri
+
+    uri = tracking_uri(None)
+    files = [Path(reports) / f"{name}.md", Path(reports) / f"{name}.png"]
+    try:
+        run = log_report(uri, name, files, {"engine_version": sim.ENGINE_VERSION, "command": " ".join(sys.argv)})
+    except Exception as e:  # noqa: BLE001 - the report is written; MLflow is a copy of it
+        print(f"warning: mlflow ({uri}): report not logged: {type(e).__name__}: {e}", file=sys.stderr)
+        return
+    print(f"logged to MLflow ({uri}): experiment {REPRODUCTIONS_EXPERIMENT}, run {run}")
 
 
 def write_report(name: str, report: Report, plot: Callable[[], None], reports: str) -> None:

@@ -80,6 +80,41 @@ def _sqlite_wal(uri: str) -> None:
             con.close()
 
 
+def experiment_id(client: Any, uri: str, name: str) -> str:
+    """The MLflow experiment `name`, created if new, opening on its runs table (EXPERIMENT_KIND)."""
+    exp = client.get_experiment_by_name(name)
+    if exp is None:
+        location = None
+        if uri.startswith("sqlite:///"):
+            # Artifacts next to the database file (MLflow would use ./mlruns of the cwd).
+            location = (Path(uri[len("sqlite:///") :]).parent / "mlruns").as_uri()
+        return client.create_experiment(name, artifact_location=location, tags=dict([EXPERIMENT_KIND]))
+    if exp.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
+        client.set_experiment_tag(exp.experiment_id, *EXPERIMENT_KIND)
+    return exp.experiment_id
+
+
+REPRODUCTIONS_EXPERIMENT = "reproductions"
+
+
+def log_report(uri: str, name: str, files: list[Path], tags: dict[str, str]) -> str:
+    """One finished run named `name` in the experiment `reproductions`, with `files` (a
+    reproduction's report and figure) as its artifacts; returns its MLflow run id. Each
+    `python -m analysis reproduce NAME` adds one, so a report's history stays browsable."""
+    import logging
+
+    from mlflow.tracking import MlflowClient
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    client = MlflowClient(tracking_uri=uri)
+    exp = experiment_id(client, uri, REPRODUCTIONS_EXPERIMENT)
+    run = client.create_run(exp, run_name=name, tags={**tags, "git_commit": _git_commit(), "reproduction": name})
+    for f in files:
+        client.log_artifact(run.info.run_id, str(f))
+    client.set_terminated(run.info.run_id, status="FINISHED")
+    return run.info.run_id
+
+
 def parent_name(experiment: str, swept: list[str], n_jobs: int) -> str:
     """What a sweep's parent run is called: `dick_table: tcp x flows x buffer_policy.factor (96)`."""
     return f"{experiment}: {' x '.join(swept) or 'one run'} ({n_jobs})"
@@ -105,19 +140,7 @@ class Tracker:
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.swept = {column_of(k) for k in swept}
-        exp = self.client.get_experiment_by_name(experiment)
-        if exp is None:
-            location = None
-            if uri.startswith("sqlite:///"):
-                # Artifacts next to the database file (MLflow would use ./mlruns of the cwd).
-                location = (Path(uri[len("sqlite:///") :]).parent / "mlruns").as_uri()
-            self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=location, tags=dict([EXPERIMENT_KIND])
-            )
-        else:
-            self.experiment_id = exp.experiment_id
-            if exp.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
-                self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
+        self.experiment_id = experiment_id(self.client, uri, experiment)
         found = self.client.search_runs(
             [self.experiment_id],
             filter_string=f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
+from mlflow.tracking import MlflowClient
 
 from analysis import rules
 from analysis.reproduce import REPRODUCTIONS, reproduce, write_report
@@ -45,6 +47,11 @@ def test_dick_table(tmp_path):
     # none are stored here, and the report says how to add them.
     assert "ns-2 has not been run on this set-up (`python -m analysis reproduce dick_table --backends ns2`" in md
     assert "Engine version" in md and "python -m sweeps -m +experiment=dick_table" in md
+    # Issue 34: the report and its figure are a run of the MLflow experiment `reproductions`.
+    client = MlflowClient(os.environ["MLFLOW_TRACKING_URI"])
+    (run,) = client.search_runs([client.get_experiment_by_name("reproductions").experiment_id])
+    assert (run.info.run_name, run.info.status) == ("dick_table", "FINISHED")
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"dick_table.md", "dick_table.png"}
 
 
 def test_enachescu_fig1(tmp_path):
