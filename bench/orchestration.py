@@ -157,7 +157,7 @@ def main() -> None:
         tmp.mkdir()
         r = _run(
             tmp,
-            ["seed=range(0,1000)", "flows=range(1,101)", *TINY[1:], "mlflow.enabled=false"],
+            ["seed=range(0,1000)", "flows=range(1,101)", *TINY[1:], "mlflow.enabled=false", "confirm=false"],
             stop_when_streaming=True,
         )
         table.add_row(

@@ -215,9 +215,17 @@ CONFIRM_ABOVE = 10_000
 """Grids larger than this are confirmed first (`confirm=false` or `--yes` skips it)."""
 
 
-def _estimate_s(grid: JobSource, n: int, cpus: int) -> float:
-    """A rough run time from the first 100 jobs' link capacity x duration at ~3 M packets per
-    second per core (the engine's speed on the papers' settings, README "Speed")."""
+ENGINE_PKTS_PER_S = 3e6
+"""Bottleneck packets per second and core the estimate assumes (the engine on the papers'
+settings, docs/performance.md)."""
+JOBS_PER_S = {False: 150.0, True: 40.0}
+"""Jobs stored per second the estimate assumes for near-empty jobs, with MLflow off and on
+(`python -m bench.orchestration` on 2 cores, 2026-11: 152-170 and 37-60)."""
+
+
+def _estimate_s(grid: JobSource, n: int, cpus: int, mlflow: bool) -> float:
+    """A rough run time: the first 100 jobs' link capacity x duration at ENGINE_PKTS_PER_S a core,
+    plus each job's orchestration at JOBS_PER_S."""
     pkts = []
     for _, _, job in itertools.islice(grid.jobs(), 100):
         pkts.append(
@@ -227,7 +235,17 @@ def _estimate_s(grid: JobSource, n: int, cpus: int) -> float:
             / float(job.get("pkt_bytes") or 1000)
             * float(job.get("duration_s") or 0)
         )
-    return n * (sum(pkts) / max(len(pkts), 1)) / 3e6 / max(cpus, 1)
+    engine_s = n * (sum(pkts) / max(len(pkts), 1)) / ENGINE_PKTS_PER_S / max(cpus, 1)
+    return engine_s + n / JOBS_PER_S[mlflow]
+
+
+def duration_text(seconds: float) -> str:
+    """Seconds, minutes or hours, whichever reads best: 40 s, 11 min, 2.5 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:,.1f} h"
 
 
 def _confirm(grid: JobSource, n: int, s: dict[str, Any]) -> None:
@@ -235,8 +253,12 @@ def _confirm(grid: JobSource, n: int, s: dict[str, Any]) -> None:
     import sys
 
     cpus = s["ray"].get("num_cpus") or os.cpu_count() or 1
-    hours = _estimate_s(grid, n, cpus) / 3600
-    what = f"{n:,} jobs, roughly {hours:,.1f} h on {cpus} local cores (less on a cluster)"
+    mlflow = bool(s["mlflow"].get("enabled", True))
+    took = duration_text(_estimate_s(grid, n, cpus, mlflow))
+    what = (
+        f"{n:,} jobs, roughly {took} on {cpus} local cores (assuming {ENGINE_PKTS_PER_S / 1e6:g} M packets/s "
+        f"a core and {JOBS_PER_S[mlflow]:g} jobs/s stored{' and logged' if mlflow else ''}; less on a cluster)"
+    )
     if not sys.stdin.isatty():
         exit_usage(f"grid: {what}; confirm with confirm=false (or --yes) to run it")
     sys.stderr.write(f"This grid has {what}.\nRun it? [y/N] ")  # plain text: no markup in a prompt

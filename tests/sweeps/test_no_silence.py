@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from sweeps.launch import duration_text
 from tests.conftest import ROOT
 
 
@@ -25,7 +26,10 @@ def _free_port() -> int:
     [
         (["-m", "flows=1,2", "ray.address=127.0.0.1:{port}"], ["ray.address", "cannot reach"]),
         (["flows=1", "mlflow.tracking_uri=http://127.0.0.1:{port}"], ["mlflow.tracking_uri", "cannot reach"]),
-        (["-m", "flows=range(1,101)", "buffer_pkts=range(1,101)", "seed=range(0,100)"], ["1,000,000 jobs", "confirm"]),
+        (
+            ["-m", "flows=range(1,101)", "buffer_pkts=range(1,101)", "seed=range(0,100)"],
+            ["1,000,000 jobs", "roughly", " h on ", "jobs/s stored and logged", "confirm"],
+        ),
     ],
 )
 def test_fails_fast_in_one_line(tmp_path, args, words):
@@ -46,6 +50,10 @@ def test_fails_fast_in_one_line(tmp_path, args, words):
     assert all(w in lines[0] for w in words), lines[0]
     assert took < 15, f"took {took:.1f} s"
     assert not (tmp_path / "results").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_the_grid_estimate_reads_in_seconds_minutes_or_hours():
+    assert [duration_text(s) for s in (0.4, 40, 660, 9000)] == ["0 s", "40 s", "11 min", "2.5 h"]
 
 
 def test_yes_confirms_a_big_grid():
