@@ -396,6 +396,37 @@ def disciplines() -> Table:
     return table
 
 
+CORE_SECONDS = 2.0
+"""How long each `core_100g` run lasts in the bench (the preset's 10 s take minutes at 100,000
+flows; memory does not grow with the duration once every flow has started)."""
+
+
+def core() -> Table:
+    """The `core_100g` preset (100 Gb/s, 10,000 and 100,000 flows behind 100 Mb/s access links),
+    cut to CORE_SECONDS: packets per second and the peak RSS, which must stay O(flows + buffer),
+    under 2 GB at 100,000 flows (issue 34)."""
+    from sweeps.api import JobList, compose_config
+
+    table = Table(title=f"core_100g: 100 Gb/s core, {CORE_SECONDS:g} s of the preset (one run each)")
+    for col in ("flows", "bottleneck pkts", "events", "wall s", "pkts/s", "peak RSS MB", "< 2 GB"):
+        table.add_column(col, justify="right")
+    for flows in (10_000, 100_000):
+        over = [f"flows={flows}", f"duration_s={CORE_SECONDS}", f"warmup_s={CORE_SECONDS / 2}"]
+        over.append(f"start_window_s={CORE_SECONDS / 4}")
+        cfg = JobList(compose_config(["+experiment=core_100g", *over]), [{}]).specs()[0].sim
+        m = run_one(cfg.to_dict())
+        table.add_row(
+            f"{flows:,}",
+            f"{m['bottleneck_pkts']:,}",
+            f"{m['events']:,}",
+            f"{m['wall_s']:.1f}",
+            f"{m['pkts_per_s']:,.0f}",
+            f"{m['peak_rss_mb']:.0f}",
+            "yes" if m["peak_rss_mb"] < 2048 else "**no**",
+        )
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git ref whose engine to run side by side (e.g. 0cd694d)")
@@ -415,6 +446,7 @@ def main() -> None:
         console.print(current())
         console.print(variants())
         console.print(disciplines())
+        console.print(core())
         if args.baseline:
             baseline = build_baseline(args.baseline)
             console.print(compare(baseline))
