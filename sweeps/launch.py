@@ -356,6 +356,7 @@ def _open_tracker(
         sweep_id,
         list(grid.swept()),
         n_jobs=len(grid),
+        run_plots=bool(s["mlflow"].get("run_plots", False)),
     )
     started["tracker"] = tracker
     _backfill(store, sweep_id, tracker)

@@ -96,6 +96,9 @@ class MlflowConf:
     """Default: $MLFLOW_TRACKING_URI, else sqlite:///<project>/mlflow.db (absolute)."""
     experiment: Optional[str] = None
     """Default: the preset's `name`, else hydra.job.name."""
+    run_plots: bool = False
+    """Also a PNG of each child run's time series (`timeseries.png`): a fraction of a second of
+    plotting per run, so for small sweeps."""
 
 
 @dataclass

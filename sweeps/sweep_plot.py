@@ -1,6 +1,7 @@
 """A sweep's summary plot, logged as a PNG on its MLflow parent run: utilization and loss rate
 against the swept numeric axis with the most values (else the first axis), one line per
-combination of the other axes, seeds averaged. Details: docs/sweeps.md (MLflow)."""
+combination of the other axes, seeds averaged; and, with `mlflow.run_plots=true`, each child
+run's time series. Details: docs/sweeps.md (MLflow)."""
 
 from __future__ import annotations
 
@@ -66,5 +67,37 @@ def summary_png(rows: list[dict[str, Any]], axes: list[str], path: Path) -> bool
     fig.suptitle(f"{len(ok)} runs, seeds averaged")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+RUN_PANELS = (
+    ("queue_mean_pkts", "mean queue (pkts)"),
+    ("utilization", "utilization"),
+    ("mean_cwnd_pkts", "mean window (pkts)"),
+    ("drops", "drops"),
+)
+
+
+def timeseries_png(ts: dict[str, list], path: Path) -> bool:
+    """Writes a run's time series (its first link's rows: the bottleneck) against time to `path`;
+    False, and nothing written, if it has none."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [i for i, link in enumerate(ts.get("link_id", [])) if link == ts["link_id"][0]]
+    if not rows:
+        return False
+    t = [ts["time_s"][i] for i in rows]
+    fig, panels = plt.subplots(1, len(RUN_PANELS), figsize=(14, 3.2))
+    for ax, (col, label) in zip(panels, RUN_PANELS):
+        ax.plot(t, [ts[col][i] if ts[col][i] is not None else float("nan") for i in rows], lw=1)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return True

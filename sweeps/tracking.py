@@ -129,8 +129,16 @@ def child_name(row: dict[str, Any], swept: set[str]) -> str:
 
 
 class Tracker:
-    def __init__(self, uri: str, experiment: str, sweep_id: str, swept: list[str] = (), n_jobs: int = 0) -> None:
-        """`swept`: the grid's axes in command order."""
+    def __init__(
+        self,
+        uri: str,
+        experiment: str,
+        sweep_id: str,
+        swept: list[str] = (),
+        n_jobs: int = 0,
+        run_plots: bool = False,
+    ) -> None:
+        """`swept`: the grid's axes in command order; `run_plots`: a time-series PNG per child."""
         import logging
 
         from mlflow.tracking import MlflowClient
@@ -181,7 +189,7 @@ class Tracker:
                 target=_logger_main,
                 name=f"mlflow-logger-{i}",
                 daemon=True,
-                args=(uri, self.experiment_id, self.parent_id, self.swept, q, self._errors),
+                args=(uri, self.experiment_id, self.parent_id, self.swept, run_plots, q, self._errors),
             )
             for i, q in enumerate(self._queues)
         ]
@@ -284,13 +292,15 @@ class Tracker:
         )
 
 
-def _logger_main(uri: str, experiment_id: str, parent_id: str, swept: set[str], q: Any, errors: Any) -> None:
+def _logger_main(
+    uri: str, experiment_id: str, parent_id: str, swept: set[str], run_plots: bool, q: Any, errors: Any
+) -> None:
     """The logging process: logs child runs until it receives None, or until the driver that
     started it is gone (killed with -9, it sends nothing: audit D6 found loggers left running)."""
     import queue
 
     driver = os.getppid()
-    logger = _ChildLogger(uri, experiment_id, parent_id, swept)
+    logger = _ChildLogger(uri, experiment_id, parent_id, swept, run_plots)
     while True:
         try:
             item = q.get(timeout=1.0)
@@ -307,14 +317,14 @@ def _logger_main(uri: str, experiment_id: str, parent_id: str, swept: set[str], 
 
 
 class _ChildLogger:
-    def __init__(self, uri: str, experiment_id: str, parent_id: str, swept: set[str]) -> None:
+    def __init__(self, uri: str, experiment_id: str, parent_id: str, swept: set[str], run_plots: bool) -> None:
         from mlflow.tracking import MlflowClient
 
         import sim
         from sim.result import config_row
 
         self.client = MlflowClient(tracking_uri=uri)
-        self.experiment_id, self.parent_id, self.swept = experiment_id, parent_id, swept
+        self.experiment_id, self.parent_id, self.swept, self.run_plots = experiment_id, parent_id, swept, run_plots
         self._defaults = config_row(sim.SimConfig())
         self._defaults.pop("engine_version")
 
@@ -382,5 +392,9 @@ class _ChildLogger:
                 (Path(d) / "config.json").write_text(json.dumps(row, default=str, indent=1))
                 if flows is not None:
                     pq.write_table(flows, Path(d) / "flows.parquet")
+                if self.run_plots:
+                    from sweeps.sweep_plot import timeseries_png
+
+                    timeseries_png(ts, Path(d) / "timeseries.png")
                 get_artifact_repository(artifact_uri).log_artifacts(d)
         self.client.set_terminated(rid, status="FINISHED" if row["status"] == "ok" else "FAILED")

@@ -39,7 +39,7 @@ def test_smoke_on_embedded_ray_then_all_cached(tmp_path):
 
 
 def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
-    first = sweep(tmp_path, *GRID, ray_address=ray_head)
+    first = sweep(tmp_path, *GRID, "mlflow.run_plots=true", ray_address=ray_head)
     assert first.returncode == 0, first.stderr
     t = runs(tmp_path)
     assert t.num_rows == 8
@@ -100,6 +100,8 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     flows = pq.read_table(client.download_artifacts(child.info.run_id, "flows.parquet", str(tmp_path)))
     assert len(flows) == int(child.data.params["flows"]) and "goodput_mbps" in flows.column_names
     png = client.download_artifacts(parent.info.run_id, "sweep_summary.png", str(tmp_path))
+    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10_000
+    png = client.download_artifacts(child.info.run_id, "timeseries.png", str(tmp_path))  # mlflow.run_plots
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10_000
     assert "compare-runs?runs=" in first.stderr and f"#/experiments/{exp.experiment_id}/runs" in first.stderr
 
