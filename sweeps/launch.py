@@ -630,10 +630,14 @@ def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
         cols = by_exec.setdefault(rec["exec_id"], {})
         for k, v in rec.items():
             cols.setdefault(k, []).append(v)
+    flow_rows: dict[str, list[int]] = {}
+    for i, e in enumerate(flows.column("exec_id").to_pylist()):
+        flow_rows.setdefault(e, []).append(i)
+    flows = flows.drop_columns(["run_id", "exec_id"])
     for r in missing:
         r["sweep_id"] = sweep_id
-        own = flows.filter(pa.compute.equal(flows.column("exec_id"), r["exec_id"]))
-        tracker.submit(r, by_exec.get(r["exec_id"], {}), own.drop_columns(["run_id", "exec_id"]))
+        own = flows.take(pa.array(flow_rows.get(r["exec_id"], []), pa.int64()))
+        tracker.submit(r, by_exec.get(r["exec_id"], {}), own)
 
 
 ONE_RUN_METRICS = (

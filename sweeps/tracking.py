@@ -352,7 +352,8 @@ class _ChildLogger:
             rid = existing
             self.client.set_tag(rid, "status", row["status"])
             params = []  # MLflow params are immutable; a run_id's config never changes
-            artifact_uri = None
+            # A failed run that succeeded now: its artifacts are this run's (the flows table).
+            artifact_uri = self.client.get_run(rid).info.artifact_uri
         else:
             run = self.client.create_run(
                 self.experiment_id,

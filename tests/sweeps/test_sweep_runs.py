@@ -325,3 +325,23 @@ def test_a_full_disk_mid_sweep_is_one_line_and_a_failed_parent(tmp_path, ray_hea
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp = client.get_experiment_by_name("sweeps")
     assert [r.info.status for r in client.search_runs([exp.experiment_id])] == ["FAILED"]
+
+
+def test_a_stored_run_missing_from_mlflow_is_logged_again_with_its_flows(tmp_path, ray_head):
+    """A run in Parquet but not in MLflow (a driver killed between its flush and its logging) is
+    logged by the sweep's next run, with its own flows table."""
+    from mlflow.tracking import MlflowClient
+
+    grid = ["-m", "flows=2,4", "duration_s=3", "warmup_s=1"]
+    first = sweep(tmp_path, *grid, "debug.fail_when=flows:4", ray_address=ray_head)
+    assert first.returncode == 1, first.stderr  # flows=4 failed: the rerun has work, and logs
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    stored = next(c for c in mlflow_children(tmp_path, "sweeps")[1] if c.data.tags["status"] == "ok")
+    client.delete_run(stored.info.run_id)
+    again = sweep(tmp_path, *grid, ray_address=ray_head)
+    assert again.returncode == 0, again.stderr
+    children = mlflow_children(tmp_path, "sweeps")[1]
+    assert sorted(c.data.params["flows"] for c in children) == ["2", "4"]
+    for c in children:
+        flows = pq.read_table(client.download_artifacts(c.info.run_id, "flows.parquet", str(tmp_path / c.info.run_id)))
+        assert len(flows) == int(c.data.params["flows"]), c.data.params
