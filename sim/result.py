@@ -54,8 +54,8 @@ def config_row(cfg: SimConfig) -> dict[str, Any]:
 
 def table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
     """An Arrow table of exactly the schema's columns (a missing or extra column is an error,
-    never silently dropped). pyarrow converts the lists, dictionary columns included, in one
-    call: per column, as before, a tiny run's tables cost it 2 ms."""
+    never silently dropped). One pyarrow call converts every list, dictionary columns included
+    (a call per column doubles a tiny run's cost: docs/performance.md)."""
     if set(columns) != set(schema.names):
         extra, missing = sorted(set(columns) - set(schema.names)), sorted(set(schema.names) - set(columns))
         raise ValueError(f"columns do not match the schema: extra {extra}, missing {missing}")
