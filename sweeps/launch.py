@@ -124,8 +124,9 @@ class ResultBuffer:
     """Finished runs waiting for the next flush."""
 
     def __init__(self, keep_timeseries_lists: bool) -> None:
-        # MLflow step metrics need the timeseries as Python lists; without tracking that
-        # conversion (~45,000 objects per job) would be pure garbage-collector work.
+        # MLflow step metrics need the timeseries as Python lists (and its artifacts the flows
+        # table); without tracking that conversion (~45,000 objects per job) would be pure
+        # garbage-collector work.
         self.keep_ts_lists = keep_timeseries_lists
         self.clear()
 
@@ -159,13 +160,11 @@ class ResultBuffer:
         if spec.params["backend"] != DEFAULT_BACKEND:
             row["engine_version"] = CONTRACT_VERSION  # what its inputs took from the engine
         self.rows.append(row)
-        ts_cols: dict[str, list] = {}
         for table, t in (res.details or {}).items():
             self.details[table].append(_keyed(t, res.run_id, exec_id))
-        if res.details is not None and self.keep_ts_lists:
-            ts_cols = res.details["timeseries"].to_pydict()
-        self.ts_cols.append(ts_cols)
-        self.flows.append(res.details["flows"] if res.details is not None and self.keep_ts_lists else None)
+        tracked = res.details is not None and self.keep_ts_lists  # what MLflow logs of the run
+        self.ts_cols.append(res.details["timeseries"].to_pydict() if tracked else {})
+        self.flows.append(res.details["flows"] if tracked else None)
 
     def due(self) -> bool:
         return bool(self.rows) and (

@@ -79,6 +79,13 @@ RUN_PANELS = (
 )
 
 
+def bottleneck_rows(ts: dict[str, list]) -> list[int]:
+    """The indices of a run's time-series rows (columns as lists) of its first link, the
+    bottleneck: what MLflow shows of it."""
+    links = ts.get("link_id", [])
+    return [i for i, link in enumerate(links) if link == links[0]]
+
+
 def timeseries_png(ts: dict[str, list], path: Path) -> bool:
     """Writes a run's time series (its first link's rows: the bottleneck) against time to `path`;
     False, and nothing written, if it has none."""
@@ -87,7 +94,7 @@ def timeseries_png(ts: dict[str, list], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [i for i, link in enumerate(ts.get("link_id", [])) if link == ts["link_id"][0]]
+    rows = bottleneck_rows(ts)
     if not rows:
         return False
     t = [ts["time_s"][i] for i in rows]

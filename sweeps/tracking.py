@@ -346,6 +346,7 @@ class _ChildLogger:
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
         from sim.result import SUMMARY_METRICS
+        from sweeps.sweep_plot import bottleneck_rows, timeseries_png
 
         now = int(time.time() * 1000)
         if existing:
@@ -375,7 +376,7 @@ class _ChildLogger:
             for k in SUMMARY_METRICS
             if row.get(k) is not None and row[k] == row[k]
         ]
-        rows = [i for i, link in enumerate(ts.get("link_id", [])) if link == ts["link_id"][0]]  # link 0
+        rows = bottleneck_rows(ts)
         n = len(rows)
         if n:
             stride = max(1, -(-n // MAX_STEPS))
@@ -394,8 +395,6 @@ class _ChildLogger:
                 if flows is not None:
                     pq.write_table(flows, Path(d) / "flows.parquet")
                 if self.run_plots:
-                    from sweeps.sweep_plot import timeseries_png
-
                     timeseries_png(ts, Path(d) / "timeseries.png")
                 get_artifact_repository(artifact_uri).log_artifacts(d)
         self.client.set_terminated(rid, status="FINISHED" if row["status"] == "ok" else "FAILED")
