@@ -34,6 +34,8 @@ STEP_METRICS = (
 """Every time-series column, logged as ts_<column> with step = the sample's time in milliseconds
 (the end of its interval), so a run's charts read in time; ts_time_s holds it in seconds. The
 bottleneck link's rows."""
+CHART_METRICS = ("ts_queue_mean_pkts", "ts_utilization")
+"""The curves a child run's description links to (its chart_route)."""
 VIEW_METRICS = ("utilization", "loss_rate", "mean_queue_pkts", "goodput_mbps", "jain_fairness")
 """The metrics a sweep's shared view shows as columns (every metric is one click away)."""
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
@@ -113,6 +115,28 @@ def log_report(uri: str, name: str, files: list[Path], tags: dict[str, str]) -> 
         client.log_artifact(run.info.run_id, str(f))
     client.set_terminated(run.info.run_id, status="FINISHED")
     return run.info.run_id
+
+
+def chart_route(experiment_id: str, mlflow_run_id: str, keys: tuple[str, ...] = CHART_METRICS) -> str:
+    """The UI route of a child run's time-series chart, step (= simulated ms) on its x axis
+    (MLflow 3.17's metric page: #/metric?runs=[..]&metric=".."&experiments=[..]&x_axis=step)."""
+    q = {
+        "runs": json.dumps([mlflow_run_id]),
+        "metric": json.dumps(keys[0]),
+        "experiments": json.dumps([experiment_id]),
+        "plot_metric_keys": json.dumps(list(keys)),
+        "x_axis": "step",
+    }
+    return "#/metric?" + "&".join(f"{k}={quote(v)}" for k, v in q.items())
+
+
+def run_note(experiment_id: str, mlflow_run_id: str) -> str:
+    """A child run's description (its Overview tab): how to read its curves, and a link to them."""
+    link = chart_route(experiment_id, mlflow_run_id)
+    return (
+        "Time series of the bottleneck: metrics `ts_*`, whose step is the simulated time in "
+        f"milliseconds. [Queue and utilization over time]({link}). The whole series is in Parquet."
+    )
 
 
 def parent_name(experiment: str, swept: list[str], n_jobs: int) -> str:
@@ -342,7 +366,7 @@ class _ChildLogger:
         import tempfile
 
         import pyarrow.parquet as pq
-        from mlflow.entities import Metric, Param
+        from mlflow.entities import Metric, Param, RunTag
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
         from sim.result import SUMMARY_METRICS
@@ -370,6 +394,7 @@ class _ChildLogger:
             rid = run.info.run_id
             artifact_uri = run.info.artifact_uri
             params = [Param(k, v) for k, v in self._params(row).items()]
+        tags = [RunTag("mlflow.note.content", run_note(self.experiment_id, rid))]
         # Six significant digits: readable in the UI's table; the exact values are in Parquet.
         metrics = [
             Metric(k, float(f"{float(row[k]):.6g}"), now, 0)
@@ -386,7 +411,7 @@ class _ChildLogger:
                     v = ts[k][i]
                     if v is not None and v == v:
                         metrics.append(Metric(f"ts_{k}", float(v), now, step))
-        self.client.log_batch(rid, metrics=metrics[:1000], params=params[:100])
+        self.client.log_batch(rid, metrics=metrics[:1000], params=params[:100], tags=tags)
         if artifact_uri:
             # Through the artifact repository directly: log_text would look the run up again.
             # The flows table (a few kB) beside the config: per-flow goodput, RTT, losses.

@@ -1,6 +1,7 @@
-"""The MLflow UI in a real browser (issue 13): after a sweep, the runs URL it prints opens, in
-headless Chromium, on the sweep's child runs with their swept params and metrics as columns.
-Skipped without Chromium (Debian's `chromium`; .ci/run installs it)."""
+"""The MLflow UI in a real browser (issues 13 and 34): after a sweep, the runs URL it prints opens,
+in headless Chromium, on the sweep's child runs with their swept params and metrics as columns; a
+child run's chart (the link in its description) reads in simulated milliseconds; the parent run
+lists the sweep's summary plot. Skipped without Chromium (Debian's `chromium`; .ci/run installs it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import urllib.request
 
 import pytest
 
+from sweeps.tracking import chart_route
 from tests.sweeps.helpers import sweep
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -82,6 +84,10 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
                 time.sleep(0.5)
         url = url.replace("127.0.0.1:5000", f"127.0.0.1:{port}")
         dom = _chromium(tmp_path, url, "--dump-dom").stdout
+        child, parent, exp = _one_child_and_parent(tmp_path)
+        base = f"http://127.0.0.1:{port}/"
+        chart = _chromium(tmp_path, base + chart_route(exp, child), "--dump-dom").stdout
+        artifacts = _chromium(tmp_path, f"{base}#/experiments/{exp}/runs/{parent}/artifacts", "--dump-dom").stdout
     finally:
         os.killpg(ui.pid, signal.SIGTERM)  # mlflow ui and its server workers, by process group
         ui.wait(timeout=30)
@@ -91,3 +97,20 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
     assert ">tcp<" in dom and ">flows<" in dom, "swept params are not columns"
     assert ">utilization<" in dom and ">loss_rate<" in dom, "metrics are not columns"
     assert re.search(r"<strong>4</strong>\s*matching runs", dom), "the view should list this sweep's 4 child runs"
+    # The chart is Plotly's SVG: its x axis is the step, whose ticks run to the 3-s run's 3000 ms.
+    assert 'class="xtitle"' in chart and 'data-unformatted="Step"' in chart, "no chart with a step axis"
+    ticks = [float(t.replace(",", "")) for t in re.findall(r'class="xtick"><text[^>]*data-unformatted="([\d,.]+)"', chart)]
+    assert ticks and 2000 <= max(ticks) <= 3000, f"x ticks {ticks}: the axis should read in simulated ms to 3000"
+    assert "sweep_summary.png" in artifacts, "the parent run does not list the sweep's plot"
+
+
+def _one_child_and_parent(tmp_path) -> tuple[str, str, str]:
+    """One child run's MLflow id, the parent's, and their experiment's."""
+    from mlflow.tracking import MlflowClient
+
+    c = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = c.get_experiment_by_name("sweeps").experiment_id
+    child = c.search_runs([exp], "tags.buffersweep_role = 'child'", max_results=1)[0]
+    note = child.data.tags["mlflow.note.content"]
+    assert chart_route(exp, child.info.run_id) in note, "the child's description should link its chart"
+    return child.info.run_id, child.data.tags["mlflow.parentRunId"], exp
