@@ -99,7 +99,8 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
     assert re.search(r"<strong>4</strong>\s*matching runs", dom), "the view should list this sweep's 4 child runs"
     # The chart is Plotly's SVG: its x axis is the step, whose ticks run to the 3-s run's 3000 ms.
     assert 'class="xtitle"' in chart and 'data-unformatted="Step"' in chart, "no chart with a step axis"
-    ticks = [float(t.replace(",", "")) for t in re.findall(r'class="xtick"><text[^>]*data-unformatted="([\d,.]+)"', chart)]
+    tick = r'class="xtick"><text[^>]*data-unformatted="([\d,.]+)"'
+    ticks = [float(t.replace(",", "")) for t in re.findall(tick, chart)]
     assert ticks and 2000 <= max(ticks) <= 3000, f"x ticks {ticks}: the axis should read in simulated ms to 3000"
     assert "sweep_summary.png" in artifacts, "the parent run does not list the sweep's plot"
 
