@@ -427,6 +427,49 @@ def core() -> Table:
     return table
 
 
+TINY = dict(flows=1, duration_s=0.01, warmup_s=0, start_window_s=0)
+"""A tiny run: what a sweep of near-empty jobs pays per job in its worker, whatever the engine."""
+
+
+def fixed_cost(rounds: int = 5, runs: int = 200) -> Table:
+    """A tiny run's fixed cost in this process, `sim.run` from the call to its tables, split into
+    the config check, the engine and the tables; the tables built by column (as before issue 34)
+    and as `sim.result.table` builds them, alternately. The fastest round of each (issue 34: < 1 ms)."""
+    import time
+
+    import sim
+    from sim import result
+
+    def per_run(fn) -> float:
+        t = time.perf_counter()
+        for _ in range(runs):
+            fn()
+        return (time.perf_counter() - t) / runs * 1e3
+
+    cfg = sim.SimConfig.from_fields(**TINY)
+    stages = {
+        "config check": lambda: sim.SimConfig.from_fields(**TINY),
+        "engine": lambda: sim._core.run(cfg.to_dict()),
+    }
+    modes = {"tables by column (before)": 0, "tables as now": result.ROW_WISE_MAX_ROWS}
+    best = dict.fromkeys([*stages, *modes], float("inf"))
+    try:
+        for _ in range(rounds):
+            for name, fn in stages.items():
+                best[name] = min(best[name], per_run(fn))
+            for name, limit in modes.items():
+                result.ROW_WISE_MAX_ROWS = limit
+                best[name] = min(best[name], per_run(lambda: sim.run(**TINY)))
+    finally:
+        result.ROW_WISE_MAX_ROWS = modes["tables as now"]
+    table = Table(title=f"a tiny run's fixed cost ({TINY}), ms, fastest of {rounds} rounds of {runs}")
+    table.add_column("part")
+    table.add_column("ms per run", justify="right")
+    for name, ms in best.items():
+        table.add_row(name if name in stages else f"whole run, {name}", f"{ms:.3f}")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="a git ref whose engine to run side by side (e.g. 0cd694d)")
@@ -443,6 +486,7 @@ def main() -> None:
         parser.error("--instructions needs --baseline and valgrind on PATH")
     console = Console(width=160)
     with console.status("running scenarios..."):
+        console.print(fixed_cost())
         console.print(current())
         console.print(variants())
         console.print(disciplines())

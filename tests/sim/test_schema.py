@@ -139,6 +139,34 @@ def test_a_run_fills_exactly_the_declared_columns():
     assert res.summary.schema == SUMMARY_SCHEMA
 
 
+def test_both_table_conversions_give_the_same_table(monkeypatch):
+    """`sim.result.table` converts short tables by rows and long ones by columns: the same values
+    (NaN and nulls included), types and schema either way; a missing column or a ragged one is an
+    error on both paths."""
+    import math
+
+    from sim import result
+
+    res = sim.run(flows=3, duration_s=3, warmup_s=1, trace_max_events=100, trace_start_s=0.0)
+    for name, t in [("flows", res.flows), ("timeseries", res.timeseries), ("trace", res.trace)]:
+        cols = t.to_pydict()
+        tables = []
+        for limit in (0, 10**9):
+            monkeypatch.setattr(result, "ROW_WISE_MAX_ROWS", limit)
+            tables.append(result.table(cols, t.schema))
+            with pytest.raises(ValueError, match="missing"):
+                result.table({k: v for k, v in cols.items() if k != t.column_names[0]}, t.schema)
+            ragged = {**cols, t.column_names[0]: cols[t.column_names[0]] + [None]}
+            with pytest.raises((ValueError, pa.ArrowInvalid)):
+                result.table(ragged, t.schema)
+        by_columns, by_rows = tables
+        assert by_rows.schema == by_columns.schema == t.schema, name
+        same = lambda a, b: a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))  # noqa: E731
+        for c in t.column_names:
+            pairs = zip(by_rows[c].to_pylist(), by_columns[c].to_pylist(), strict=True)
+            assert all(same(a, b) for a, b in pairs), (name, c)
+
+
 def test_hydra_schema_agrees_with_the_engine():
     from sweeps.schema import SECTIONS, SweepConfig, hydra_variant
 
