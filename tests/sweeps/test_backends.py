@@ -91,7 +91,8 @@ def contract_digest(seed_shift: int = 0) -> str:
         flows = drawn.flows.select(["rtt_ms", "start_s", "tcp_group"]).to_pydict()
         static = ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "queue")
         link = drawn.links.slice(0, 1).select(list(static)).to_pydict()
-        h.update(json.dumps([flows, link, with_resolved_buffer(cfg, drawn).to_dict()], sort_keys=True).encode())
+        config = schema.hashed_config(with_resolved_buffer(cfg, drawn).to_dict())
+        h.update(json.dumps([flows, link, config], sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
@@ -114,6 +115,20 @@ def test_an_engine_version_bump_keeps_other_backends_run_ids_and_every_config_id
     monkeypatch.setattr(sim, "ENGINE_VERSION", "99.0.0")
     after = (schema.run_id_of(cfg), schema.run_id_of(cfg, "ns3", "3.44+x"), schema.config_id_of(cfg))
     assert after[0] != before[0] and after[1:] == before[1:]
+
+
+def test_a_parameter_added_at_its_neutral_default_keeps_every_id():
+    """A parameter in NEUTRAL_AT_DEFAULT is hashed only away from its default, which is the
+    engine's: a run stored before it existed keeps its run_id; setting it changes the id."""
+    cfg = sim.SimConfig(flows=4)
+    full = cfg.to_dict()
+    for (section, key), default in schema.NEUTRAL_AT_DEFAULT.items():
+        assert full[section][key] == default, f"{section}.{key}: its neutral default is not the engine's"
+        before = {**full, section: {k: v for k, v in full[section].items() if k != key}}
+        assert schema._ids(before, "ns3", "v") == schema._ids(full, "ns3", "v")
+        assert schema._ids({**full, section: {**full[section], key: default + 1}}, "ns3", "v") != schema._ids(
+            full, "ns3", "v"
+        )
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():

@@ -474,6 +474,11 @@ crate::params! {
         release: String = "window".into(), check one_of(release_names);
         /// Initial congestion window (ns-2 windowInit_).
         init_cwnd_pkts: f64 = 2.0, unit "pkts", check float_in(1.0, 1e9);
+        /// The send buffer: at most this many packets sent and not yet cumulatively acknowledged
+        /// (Linux's sk_sndbuf, counted in packets). With wmax_pkts it bounds what a flow has in the
+        /// network, and so a run's memory, whatever the windows: a window cap of 2^30 ("no cap")
+        /// is this. The default binds in no seed scenario (docs/engine.md).
+        sndbuf_pkts: i64 = 65536, unit "pkts", check int_in(1, 1 << 30);
         /// Initial slow-start threshold; null = the receiver window wmax_pkts (ns-2 ssthresh_ = window_).
         init_ssthresh_pkts: Option<f64> = None, unit "pkts", check opt(float_in(2.0, 1e12));
         /// Minimum retransmission timeout (ns-2 minrto_).

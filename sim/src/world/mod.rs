@@ -233,7 +233,8 @@ impl<'c> World<'c> {
         let params = TcpParams {
             init_cwnd: tc.init_cwnd_pkts,
             init_ssthresh: tc.init_ssthresh_pkts.unwrap_or(self.cfg.wmax_pkts as f64),
-            wmax: self.cfg.wmax_pkts as f64,
+            // The send buffer limits new data exactly as the receiver's window does.
+            wmax: self.cfg.wmax_pkts.min(tc.sndbuf_pkts) as f64,
             min_rto_s: tc.min_rto_ms / 1000.0,
             max_rto_s: tc.max_rto_s,
             init_rto_s: tc.init_rto_s,

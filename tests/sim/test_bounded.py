@@ -1,0 +1,48 @@
+"""Memory bounded by design (issue 36): a flow's packets in the network are bounded by its send
+buffer (`tcp.sndbuf_pkts`) and the receiver's window, never by a configured congestion window, so
+a window of 1e9 packets costs what the link carries. Each hostile run is a child process: an
+allocation failure in the engine aborts the process, which a test in this one could not report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import sim
+
+CHILD = """
+import json, resource, sys
+import sim
+m = sim.run(**json.loads(sys.argv[1])).metrics()
+print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "events": m["events"]}))
+"""
+HUGE_WINDOW = dict(flows=9, duration_s=5, warmup_s=1, core_mbps=10, wmax_pkts=2**30)
+
+
+@pytest.mark.parametrize("init_cwnd", [1e8, 1e9])
+def test_a_window_of_a_billion_packets_runs_in_bounded_memory(init_cwnd):
+    cfg = dict(HUGE_WINDOW, tcp={"cc": "cubic", "init_cwnd_pkts": init_cwnd})
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["rss_mb"] < 200  # issue 36, acceptance 1 (was an 8 GB allocation)
+
+
+@pytest.mark.parametrize("sndbuf", [10, 20])
+def test_the_send_buffer_bounds_the_packets_outstanding(sndbuf):
+    """One flow on a long fat pipe with no window cap: it sends sndbuf packets a round trip."""
+    m = sim.run(
+        flows=1,
+        duration_s=10,
+        warmup_s=2,
+        core_mbps=100,
+        rtt_ms=100,
+        rtt_spread_ms=0,
+        pkt_bytes=1000,
+        start_window_s=0.0,
+        wmax_pkts=2**30,
+        tcp={"cc": "newreno", "sndbuf_pkts": sndbuf},
+    ).metrics()
+    assert m["goodput_mbps"] == pytest.approx(sndbuf * 1000 * 8 / 0.1 / 1e6, rel=0.01)
