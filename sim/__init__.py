@@ -7,6 +7,18 @@ res.metrics()["utilization"]
 
 from sim._core import ENGINE_VERSION
 from sim.config import POLICIES, TOPOLOGIES, VARIANTS, SimConfig
+from sim.cost import Estimate, Limits, estimate
 from sim.result import SimResult, run
 
-__all__ = ["ENGINE_VERSION", "POLICIES", "TOPOLOGIES", "VARIANTS", "SimConfig", "SimResult", "run"]
+__all__ = [
+    "ENGINE_VERSION",
+    "POLICIES",
+    "TOPOLOGIES",
+    "VARIANTS",
+    "Estimate",
+    "Limits",
+    "SimConfig",
+    "SimResult",
+    "estimate",
+    "run",
+]

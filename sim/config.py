@@ -135,6 +135,7 @@ class _SimConfigBase:
         for spec in CONFIG["fields"]:
             object.__setattr__(self, spec["key"], from_value(spec["type"], out["config"][spec["key"]]))
         object.__setattr__(self, "_labels", out["labels"])
+        object.__setattr__(self, "_estimate", out["estimate"])  # sim.cost reads it
 
     @property
     def labels(self) -> dict[str, str | None]:

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from sim import _core
 from sim.config import SimConfig
+from sim.cost import Limits, check
 from sim.schema import TABLES, config_columns, output_fields
 from sim.schema import config_row as _flat_config
 
@@ -79,16 +80,20 @@ def table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_struct_array(structs).replace_schema_metadata(schema.metadata)
 
 
-def run(config: SimConfig | None = None, /, **fields: Any) -> SimResult:
+def run(config: SimConfig | None = None, /, limits: Limits | None = None, **fields: Any) -> SimResult:
     """Runs one simulation: `run(SimConfig(...))` or `run(tcp="paced", flows=40, ...)`.
 
     Raises ValueError (naming the key and what is allowed) before anything runs if the config is
-    invalid. The GIL is released while the engine runs; Ctrl-C stops it.
+    invalid, or if its estimated cost exceeds `limits` (default `Limits()`: half the RAM, 1e10
+    events; `sim.cost`). The GIL is released while the engine runs; Ctrl-C stops it, and so
+    does `limits.job_timeout_s` (TimeoutError).
     """
     if config is not None and fields:
         raise ValueError("pass either a SimConfig or keyword fields, not both")
     cfg = config if config is not None else SimConfig.from_fields(**fields)
-    out = _core.run(cfg.to_dict())
+    limits = limits or Limits()
+    check(cfg, limits)
+    out = _core.run(cfg.to_dict(), limits.job_timeout_s)
     row = {**config_row(cfg), **{k: v[0] for k, v in out["summary"].items()}}
     summary = table({k: [v] for k, v in row.items()}, SUMMARY_SCHEMA)
     trace = table(out["trace"], TRACE_SCHEMA) if cfg.trace_max_events > 0 else None

@@ -31,6 +31,26 @@ def cli() -> None:
     """The `buffersweep` console script (= `python -m sweeps`)."""
     sys.argv[1:] = precheck(sys.argv[1:])
     main()  # `buffersweep -sc install=bash` registers Hydra's completion for `buffersweep` itself
+    _print_estimate(sys.argv[1:])
+
+
+def _print_estimate(argv: list[str]) -> None:
+    """After `--cfg job`, the job's cost as the engine estimates it (`sim.estimate`), as a YAML
+    comment: what the limits check and the large-grid confirmation sum."""
+    from hydra._internal.utils import get_args_parser
+
+    args = get_args_parser().parse_args(argv)
+    if args.cfg != "job":
+        return
+    import sim
+    from sweeps.api import JobList, compose_config
+
+    spec = JobList(compose_config(args.overrides), [{}]).specs()[0]
+    if spec.params["backend"] != "engine":
+        return
+    est = sim.estimate(spec.sim)
+    keys = ", ".join(k for k, _ in est.packet_drivers[:3])
+    print(f"# cost (sim.estimate): {est}; packets driven by {keys}")
 
 
 if __name__ == "__main__":

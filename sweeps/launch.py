@@ -25,6 +25,8 @@ from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+import sim
+import sim.cost
 from sim.result import config_row
 from sweeps.backends import DEFAULT as DEFAULT_BACKEND
 from sweeps.backends.base import CONTRACT_VERSION
@@ -84,12 +86,16 @@ def _settings(config: DictConfig) -> dict[str, Any]:
     return top
 
 
-def _validate(grid: JobSource) -> list[str]:
-    """Builds every job's spec once (no side effects); returns run_ids in grid order."""
+def _validate(grid: JobSource, limits: sim.Limits) -> list[str]:
+    """Builds every job's spec once (no side effects), refusing a job whose estimated cost is over
+    `limits` (the engine's jobs: `sim.cost`); returns run_ids in grid order."""
     run_ids = []
     for i, overrides, job in grid.jobs():
         try:
-            run_ids.append(build_spec(job).run_id)
+            spec = build_spec(job)
+            if spec.params["backend"] == DEFAULT_BACKEND:
+                sim.cost.check(spec.sim, limits)
+            run_ids.append(spec.run_id)
         except (ValueError, UsageError) as e:
             where = f" (job {i}: {' '.join(overrides)})" if overrides else ""
             exit_usage(f"{e}{where}")
@@ -214,27 +220,25 @@ CONFIRM_ABOVE = 10_000
 """Grids larger than this are confirmed first (`confirm=false` or `--yes` skips it)."""
 
 
-ENGINE_PKTS_PER_S = 3e6
-"""Bottleneck packets per second and core the estimate assumes (the engine on the papers'
-settings, docs/performance.md)."""
 JOBS_PER_S = {False: 150.0, True: 40.0}
 """Jobs stored per second the estimate assumes for near-empty jobs, with MLflow off and on
 (`python -m bench.orchestration` on 2 cores, 2026-11: 152-170 and 37-60)."""
+ESTIMATE_SAMPLE = 200
+"""Jobs whose estimated cost (`sim.estimate`) the grid's is extrapolated from, spread evenly."""
 
 
 def _estimate_s(grid: JobSource, n: int, cpus: int, mlflow: bool) -> float:
-    """A rough run time: the first 100 jobs' link capacity x duration at ENGINE_PKTS_PER_S a core,
-    plus each job's orchestration at JOBS_PER_S."""
-    pkts = []
-    for _, _, job in itertools.islice(grid.jobs(), 100):
-        pkts.append(
-            float(job.get("core_mbps") or 0)
-            * 1e6
-            / 8
-            / float(job.get("pkt_bytes") or 1000)
-            * float(job.get("duration_s") or 0)
-        )
-    engine_s = n * (sum(pkts) / max(len(pkts), 1)) / ENGINE_PKTS_PER_S / max(cpus, 1)
+    """A rough run time: the engine's estimated wall time of ESTIMATE_SAMPLE jobs spread over the
+    grid, scaled to its n jobs and shared by its cores, plus each job's orchestration at JOBS_PER_S."""
+    step = max(1, n // ESTIMATE_SAMPLE)
+    sample = [job for i, _, job in grid.jobs() if i % step == 0][:ESTIMATE_SAMPLE]
+    walls = []
+    for job in sample:
+        try:
+            walls.append(sim.estimate(build_spec(job).sim).wall_s)
+        except (ValueError, UsageError):
+            continue  # _validate names it
+    engine_s = n * (sum(walls) / max(len(walls), 1)) / max(cpus, 1)
     return engine_s + n / JOBS_PER_S[mlflow]
 
 
@@ -255,8 +259,9 @@ def _confirm(grid: JobSource, n: int, s: dict[str, Any]) -> None:
     mlflow = bool(s["mlflow"].get("enabled", True))
     took = duration_text(_estimate_s(grid, n, cpus, mlflow))
     what = (
-        f"{n:,} jobs, roughly {took} on {cpus} local cores (assuming {ENGINE_PKTS_PER_S / 1e6:g} M packets/s "
-        f"a core and {JOBS_PER_S[mlflow]:g} jobs/s stored{' and logged' if mlflow else ''}; less on a cluster)"
+        f"{n:,} jobs, roughly {took} on {cpus} local cores (the engine's estimate at "
+        f"{sim.cost.ENGINE_EVENTS_PER_S / 1e6:g} M events/s a core, and {JOBS_PER_S[mlflow]:g} jobs/s stored"
+        f"{' and logged' if mlflow else ''}; less on a cluster)"
     )
     if not sys.stdin.isatty():
         exit_usage(f"grid: {what}; confirm with confirm=false (or --yes) to run it")
@@ -288,7 +293,7 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list
     if n > CONFIRM_ABOVE and s.get("confirm", True):
         _confirm(grid, n, s)
     _check_services(s, inline)
-    run_ids = _validate(grid)
+    run_ids = _validate(grid, sim.Limits(**s["limits"]))
     try:
         store = Store(s["results_dir"])
     except (OSError, ValueError, pa.ArrowException) as e:  # a URI's filesystem that cannot be opened
@@ -402,6 +407,7 @@ def _execute(
                         spec.fault("fail_when", debug),
                         spec.fault("crash_when", debug),
                         spec.params["backend"],
+                        s["limits"]["job_timeout_s"],
                     ),
                     spec,
                     overrides,

@@ -139,6 +139,9 @@ class SweepKeys:
     """Ask before running a grid of more than 10,000 jobs (refuse when not on a terminal)."""
     mlflow: MlflowConf = field(default_factory=MlflowConf)
     ray: RayConf = field(default_factory=RayConf)
+    limits: sim.Limits = field(default_factory=sim.Limits)
+    """What a job may cost (`sim.cost`): refused before the sweep starts over max_memory_gb or
+    max_events (estimated), stopped after job_timeout_s of wall time and stored as failed."""
     debug: DebugConf = field(default_factory=DebugConf)
 
 
@@ -154,7 +157,7 @@ SweepConfig = dataclasses.make_dataclass(
 """The whole config of a sweep job: every simulation parameter, then the sweep's own keys."""
 
 SWEEP_ONLY_KEYS = ("name", "backend")
-OPERATIONAL = ("debug.", "mlflow.", "ray.", "force", "results_dir", "confirm")
+OPERATIONAL = ("debug.", "mlflow.", "ray.", "limits.", "force", "results_dir", "confirm")
 """Keys that change how a sweep runs, not what it simulates: not part of the sweep's identity,
 and not sweepable."""
 """Run parameters that are not engine fields but are recorded with every run."""

@@ -24,6 +24,8 @@ class Job:
     fail: bool = False
     crash: bool = False
     backend: str = "engine"
+    timeout_s: float | None = None
+    """limits.job_timeout_s: the engine stops the run after it (backends that take limits)."""
 
 
 @dataclass
@@ -59,7 +61,10 @@ def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
                 os._exit(17)  # debug.crash_when: simulate a worker that dies
             if job.fail:
                 raise RuntimeError("debug.fail_when matched this job")
-            res = backends.get(job.backend).run(sim.SimConfig.from_fields(**job.fields))
+            backend, cfg = backends.get(job.backend), sim.SimConfig.from_fields(**job.fields)
+            # The sweep checked the estimated cost before it started (launch._validate).
+            limits = sim.Limits(max_memory_gb=float("inf"), max_events=float("inf"), job_timeout_s=job.timeout_s)
+            res = backend.run(cfg, limits) if backend.takes_limits else backend.run(cfg)
             out.append(
                 JobResult(
                     job.index,
@@ -80,7 +85,7 @@ def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
                     job.index,
                     job.run_id,
                     "failed",
-                    f"{type(e).__name__}: {e}",
+                    str(e) if isinstance(e, TimeoutError) else f"{type(e).__name__}: {e}",
                     traceback.format_exc(),
                     node,
                     started,

@@ -3,6 +3,7 @@
 //! Details: docs/engine.md, `lib.rs`.
 
 pub mod config;
+pub mod estimate;
 pub mod event;
 pub mod link;
 pub mod metrics;

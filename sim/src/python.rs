@@ -4,8 +4,9 @@
 use crate::config::SimConfig;
 use crate::output::{tables, Column};
 use crate::params::{ConfigError, Param, ParamSpec, Setting, TypeDesc, Value};
+use crate::topology::Network;
 use crate::world::World;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -94,11 +95,31 @@ fn validate(cfg: &Bound<'_, PyAny>) -> PyResult<()> {
     config_of(cfg).map(|_| ())
 }
 
-/// The validated config with every default filled in, and the labels of its sections
-/// ({"config": {...}, "labels": {"tcp": "reno", "topology": "dumbbell", "buffer_policy": None}}).
+/// A run's cost from its config, before it runs (`estimate.rs`): {"packets", "events",
+/// "memory_bytes", "packet_drivers": [(key, packets)], "memory_drivers": [(key, bytes)]}.
+#[pyfunction]
+fn estimate<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let (c, net) = config_of(cfg)?;
+    estimate_dict(py, &c, &net)
+}
+
+fn estimate_dict<'py>(py: Python<'py>, c: &SimConfig, net: &Network) -> PyResult<Bound<'py, PyDict>> {
+    let e = crate::estimate::estimate(c, net);
+    let out = PyDict::new(py);
+    out.set_item("packets", e.packets)?;
+    out.set_item("events", e.events)?;
+    out.set_item("memory_bytes", e.memory_bytes)?;
+    out.set_item("packet_drivers", e.packet_drivers)?;
+    out.set_item("memory_drivers", e.memory_drivers)?;
+    Ok(out)
+}
+
+/// The validated config with every default filled in, the labels of its sections and its cost
+/// ({"config": {...}, "labels": {"tcp": "reno", "topology": "dumbbell", "buffer_policy": None},
+/// "estimate": as `estimate`}): one parse gives every config its estimate.
 #[pyfunction]
 fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let (c, _) = config_of(cfg)?;
+    let (c, net) = config_of(cfg)?;
     let labels = PyDict::new(py);
     labels.set_item("tcp", c.tcp.0.label)?;
     labels.set_item("topology", c.topology.0.label)?;
@@ -107,6 +128,7 @@ fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     let out = PyDict::new(py);
     out.set_item("config", to_py(py, &c.value())?)?;
     out.set_item("labels", labels)?;
+    out.set_item("estimate", estimate_dict(py, &c, &net)?)?;
     Ok(out)
 }
 
@@ -134,13 +156,20 @@ fn table<'py>(py: Python<'py>, cols: Vec<(&'static str, Column)>) -> PyResult<Bo
 }
 
 /// Runs one simulation; returns {table: {column: [values]}} for summary, timeseries, flows,
-/// links, classes, control and trace.
+/// links, classes, control and trace. `timeout_s` stops it (TimeoutError) once it has run that
+/// long in wall time, as Ctrl-C does (the engine polls every 2^18 events).
 #[pyfunction]
-fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (cfg, timeout_s = None))]
+fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>, timeout_s: Option<f64>) -> PyResult<Bound<'py, PyDict>> {
     let (cfg, net) = config_of(cfg)?;
     let mut signal: Option<PyErr> = None;
+    let deadline = timeout_s.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s.max(0.0)));
     let out = py.detach(|| {
         let mut poll = || {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                signal = Some(PyTimeoutError::new_err(format!("timeout after {} s", timeout_s.unwrap_or(0.0))));
+                return true;
+            }
             Python::attach(|py| match py.check_signals() {
                 Ok(()) => false,
                 Err(e) => {
@@ -271,6 +300,7 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add("ENGINE_VERSION", crate::ENGINE_VERSION)?;

@@ -143,6 +143,9 @@ class Backend:
     """The simulator's version and that of our mapping to it (in every run_id of this backend)."""
     check: Callable[[SimConfig], None]
     """Raises ValueError naming the first field of the config the backend cannot mirror."""
-    run: Callable[[SimConfig], BackendResult]
+    run: Callable[..., BackendResult]
+    """run(cfg), or run(cfg, limits) for a backend that `takes_limits`."""
+    takes_limits: bool = False
+    """Its run stops itself at `sim.Limits.job_timeout_s` (the engine; ns-2 and ns-3 do not)."""
     resources: dict[str, Any] = field(default_factory=lambda: {"num_cpus": 1})
     """Ray resources of one task running this backend's jobs."""

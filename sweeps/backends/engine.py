@@ -8,8 +8,8 @@ from sim.result import SUMMARY_METRICS
 from sweeps.backends.base import Backend, BackendResult
 
 
-def run(cfg: SimConfig) -> BackendResult:
-    res = sim.run(cfg)
+def run(cfg: SimConfig, limits: sim.Limits | None = None) -> BackendResult:
+    res = sim.run(cfg, limits=limits)
     row = res.metrics()
     details = {
         "timeseries": res.timeseries,
@@ -33,4 +33,5 @@ BACKEND = Backend(
     version=lambda: sim.ENGINE_VERSION,
     check=_check,
     run=run,
+    takes_limits=True,
 )

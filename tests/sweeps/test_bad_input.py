@@ -75,6 +75,9 @@ def snapshot(path):
         # Issue 17: backends. An unknown one, and a field a backend cannot mirror (checked before
         # its simulator is looked for, so these hold with or without ns-2 and ns-3 installed).
         (["-m", "backend=engine,ns4"], "backend", "engine, ns2, ns3"),
+        # Issue 36: a job whose estimated cost is over the limits, refused before the sweep starts.
+        (["-m", "tcp=poisson", "poisson_mbps=10,1e7", "duration_s=20"], "limits.max_events", "poisson_mbps=1e+07"),
+        (["-m", "flows=10,1000000", "limits.max_memory_gb=0.5"], "limits.max_memory_gb", "flows=1000000"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, args, key, allowed):

@@ -1,0 +1,111 @@
+"""A run's cost before it runs, and the limits that refuse it (issue 36): `estimate(cfg)` from the
+engine's fluid model (`sim/src/estimate.rs`), and `Limits`, which `run` checks first and whose
+timeout stops a run that overstays. docs/engine.md, "Cost estimate"."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from sim.config import SimConfig
+
+BASE_RSS_MB = 110.0
+"""Peak RSS of a process that imported sim and pyarrow and ran a tiny run (measured: 111 MB)."""
+ENGINE_EVENTS_PER_S = 3e6
+"""Events a wall-second on one core, for the time estimate (Dick's scenario: 5-9 M on a quiet
+core; a third of that under load, and the estimate should not promise too little)."""
+
+
+def _half_the_ram_gb() -> float:
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30 / 2
+
+
+@dataclass
+class Limits:
+    """What a run may cost: refused before it starts over max_memory_gb or max_events (both
+    estimated), stopped once it has run job_timeout_s of wall time."""
+
+    max_memory_gb: Optional[float] = None
+    """Peak memory a run may need (estimated); None = half the machine's RAM."""
+    max_events: float = 1e10
+    """Events a run may take (estimated); about an hour of one core. Every seed scenario needs
+    under 1e9."""
+    job_timeout_s: Optional[float] = None
+    """Wall time after which a running job (`run`) stops with TimeoutError; None = never."""
+
+    def memory_gb(self) -> float:
+        return self.max_memory_gb if self.max_memory_gb is not None else _half_the_ram_gb()
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's cost from its config: packets arriving at its links (drops included), events,
+    peak memory and wall time, and the config keys that drive them, largest first."""
+
+    packets: float
+    events: float
+    peak_memory_mb: float
+    wall_s: float
+    packet_drivers: list[tuple[str, float]] = field(default_factory=list)
+    memory_drivers: list[tuple[str, float]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"about {self.packets:.2g} packets, {self.events:.2g} events, {self.wall_s:.2g} s on one core, "
+            f"peak memory {self.peak_memory_mb:,.0f} MB"
+        )
+
+
+def estimate(config: SimConfig | None = None, /, **fields: Any) -> Estimate:
+    """The cost of `run(config)` (or of `run(**fields)`), from the config alone; ValueError for
+    an invalid config, as `run`."""
+    cfg = config if config is not None else SimConfig.from_fields(**fields)
+    e = cfg._estimate  # type: ignore[attr-defined]  # the engine's, from when cfg was validated
+    return Estimate(
+        packets=e["packets"],
+        events=e["events"],
+        peak_memory_mb=BASE_RSS_MB + e["memory_bytes"] / 2**20,
+        wall_s=e["events"] / ENGINE_EVENTS_PER_S,
+        packet_drivers=[tuple(d) for d in e["packet_drivers"]],
+        memory_drivers=[tuple(d) for d in e["memory_drivers"]],
+    )
+
+
+def check(cfg: SimConfig, limits: Limits) -> Estimate:
+    """The estimate, or a one-line ValueError naming the limit, the estimate and the keys that
+    drive it (with their values) when the run would exceed it."""
+    est = estimate(cfg)
+    if est.events > limits.max_events:
+        raise ValueError(
+            f"limits.max_events: this run needs about {est.events:.2g} events, over {limits.max_events:.2g}; "
+            f"driven by {_drivers(cfg, est.packet_drivers, 'duration_s')}: lower them or raise the limit"
+        )
+    gb = limits.memory_gb()
+    if est.peak_memory_mb / 1024 > gb:
+        raise ValueError(
+            f"limits.max_memory_gb: this run needs about {est.peak_memory_mb / 1024:.3g} GB, over {gb:.3g}; "
+            f"driven by {_drivers(cfg, est.memory_drivers)}: lower them or raise the limit"
+        )
+    return est
+
+
+def _drivers(cfg: SimConfig, drivers: list[tuple[str, float]], *also: str) -> str:
+    """The keys with their values: those driving at least a tenth of the largest, then `also`
+    (events: every rate is paid for duration_s)."""
+    values = cfg.to_dict()
+    top = drivers[0][1] if drivers else 0.0
+    keys = [k for k, v in drivers if v >= top / 10] + list(also)
+    return ", ".join(f"{k}={_value(values, k)}" for k in dict.fromkeys(keys))
+
+
+def _value(values: dict[str, Any], key: str) -> Any:
+    out: Any = values
+    for part in key.split("."):
+        if isinstance(out, list):
+            out = out[int(part)] if part.isdigit() and int(part) < len(out) else None
+        elif isinstance(out, dict):
+            out = out.get(part)
+        else:
+            return "?"
+    return f"{out:g}" if isinstance(out, float) else out

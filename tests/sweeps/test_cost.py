@@ -1,0 +1,114 @@
+"""A run's cost before it runs (issue 36): `sim.estimate` against measured runs of the presets
+(packets arriving at links over the whole run, and peak RSS, each run in a child process), and
+the limits that refuse a run in one line naming the keys that drive it, or stop it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+import sim
+from sweeps.api import JobList, compose_config
+
+CHILD = """
+import json, resource, sys
+import sim
+r = sim.run(sim.SimConfig.from_fields(**json.loads(sys.argv[1])))
+print(json.dumps({"packets": sum(r.links["arrivals_total"].to_pylist()),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+SAMPLE = [
+    ("dick_table", {"flows": 120}),
+    ("abs_parking_lot_mix", {"buffer_pkts": 20}),
+    ("enachescu_fig2b", {"flows": 20, "buffer_pkts": 1}),  # a 1-packet buffer: 9% of the windows get through
+    ("bbr_vs_cubic_buffer", {"core_mbps": 100}),
+    ("aqm_buffer_independence", {"flows": 64, "core_mbps": 100}),
+]
+SECONDS = 10.0
+
+
+def _measured(cfg: sim.SimConfig) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg.to_dict())], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+def _preset(name: str, point: dict) -> sim.SimConfig:
+    cfg = JobList(compose_config([f"+experiment={name}"]), [point]).specs()[0].sim
+    scale = SECONDS / cfg.duration_s
+    return dataclasses.replace(
+        cfg, duration_s=SECONDS, warmup_s=cfg.warmup_s * scale, start_window_s=min(cfg.start_window_s, SECONDS / 4)
+    )
+
+
+@pytest.mark.parametrize(("name", "point"), SAMPLE, ids=[s[0] for s in SAMPLE])
+def test_the_estimate_is_within_2x_of_a_preset_run(name, point):
+    cfg = _preset(name, point)
+    est, got = sim.estimate(cfg), _measured(cfg)
+    assert 0.5 <= est.packets / got["packets"] <= 2, (est, got)
+    assert 0.5 <= est.peak_memory_mb / got["rss_mb"] <= 2, (est, got)
+
+
+def test_the_estimate_follows_memory_per_flow():
+    """20,000 flows behind 10 Mb/s access links: memory is the flows' state, not the interpreter's."""
+    cfg = sim.SimConfig(
+        flows=20_000, duration_s=2, warmup_s=1, start_window_s=0.5, core_mbps=1000, access_mbps=10, buffer_pkts=5000
+    )
+    est, got = sim.estimate(cfg), _measured(cfg)
+    assert 0.5 <= (est.peak_memory_mb - 100) / (got["rss_mb"] - 100) <= 2, (est, got)
+    assert est.memory_drivers[0][0] == "flows"
+
+
+def test_an_offered_load_too_large_is_refused_naming_its_key():
+    """Issue 36, acceptance 2: 10 Tb/s of Poisson traffic into 10 Mb/s, refused at the default limits."""
+    t = time.monotonic()
+    with pytest.raises(ValueError, match=r"^limits\.max_events: .* driven by poisson_mbps=1e\+07, duration_s=20: "):
+        sim.run(tcp="poisson", poisson_mbps=1e7, core_mbps=10, duration_s=20, flows=1)
+    assert time.monotonic() - t < 5  # refused, not run
+
+
+def test_a_run_over_the_memory_limit_is_refused_naming_its_key():
+    refusal = r"^limits\.max_memory_gb: this run needs about .* GB, over 0\.5; driven by flows="
+    with pytest.raises(ValueError, match=refusal):
+        sim.run(flows=1_000_000, duration_s=2, warmup_s=1, limits=sim.Limits(max_memory_gb=0.5))
+
+
+def test_a_run_past_its_timeout_stops_with_timeout_error():
+    """A run of about a minute (10 Gb/s), stopped after 0.5 s of wall time."""
+    t = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"^timeout after 0\.5 s$"):
+        sim.run(flows=100, duration_s=60, core_mbps=10_000, limits=sim.Limits(job_timeout_s=0.5))
+    assert time.monotonic() - t < 10
+
+
+def test_a_sweep_stores_a_job_past_its_timeout_as_failed_and_goes_on(tmp_path, ray_head):
+    """Issue 36, acceptance 5: 50 jobs, one of which (10 Gb/s, window-unbounded) needs about a
+    minute, with limits.job_timeout_s=5: 49 stored ok and that one failed with the reason."""
+    from tests.sweeps.helpers import runs, sweep
+
+    rates = ",".join([str(r) for r in range(1, 50)] + ["10000"])
+    t = time.monotonic()
+    res = sweep(
+        tmp_path,
+        "-m",
+        f"core_mbps={rates}",
+        "flows=100",
+        "wmax_pkts=100000",
+        "buffer_pkts=1000",
+        "duration_s=300",  # about 60 s of wall time for the 10 Gb/s job
+        "warmup_s=1",
+        "limits.job_timeout_s=5",
+        "mlflow.enabled=false",
+        ray_address=ray_head,
+    )
+    took = time.monotonic() - t
+    rows = runs(tmp_path).select(["status", "error", "core_mbps"]).to_pylist()
+    assert sorted(r["status"] for r in rows) == ["failed"] + ["ok"] * 49, res.stderr[-2000:]
+    failed = next(r for r in rows if r["status"] == "failed")
+    assert failed == {"status": "failed", "error": "timeout after 5 s", "core_mbps": 10000.0}
+    assert took < 60, took  # the issue's bound is 30 s with Ray's start-up; a margin for CI
