@@ -1,4 +1,5 @@
-"""Random-config fuzz of the engine's front door: `python -m sim.fuzz [--configs N] [--seed S]`.
+"""Random-config fuzz of the engine's front door: `python -m sim.fuzz [--configs N] [--seed S]`
+(`--hostile`: resource-hostile configs against their cost estimates, `sim/fuzz_cost.py`).
 
 Each config is a small valid run with one to three parameters replaced, drawn from every
 parameter the schema declares (top-level keys, every `tcp` key, the parking lot's links and
@@ -299,7 +300,12 @@ def main() -> None:
     parser.add_argument("--configs", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit-s", type=float, default=2.0, help="wall-clock limit per config")
+    parser.add_argument(
+        "--hostile", action="store_true", help="resource-hostile configs, each within 3x of its estimate (fuzz_cost)"
+    )
     args = parser.parse_args()
+    if args.hostile:
+        _main_hostile(args.configs, args.seed)
     outcomes = fuzz(args.configs, args.seed, args.limit_s)
     counts = {k: sum(o.kind == k for o in outcomes) for k in ("refused", "finished", "long", "failure")}
     keys = sorted({k.split(".")[0] if not k.startswith("tcp.") else k for o in outcomes for k in o.keys})
@@ -308,6 +314,21 @@ def main() -> None:
     for o in outcomes:
         if o.kind == "failure":
             print(f"FAILURE {o.detail}\n  {json.dumps(o.config, default=str)}")
+    sys.exit(1 if counts["failure"] else 0)
+
+
+def _main_hostile(n: int, seed: int) -> None:
+    from sim.fuzz_cost import FUZZ_LIMITS, fuzz
+
+    outcomes = fuzz(n, seed)
+    counts = {k: sum(o[2] == k for o in outcomes) for k in ("refused", "finished", "failure")}
+    print(
+        f"{n} hostile configs (seed {seed}, limits {FUZZ_LIMITS.max_events:g} events, "
+        f"{FUZZ_LIMITS.max_memory_gb:g} GB): " + ", ".join(f"{v} {k}" for k, v in counts.items())
+    )
+    for cfg, keys, kind, detail in outcomes:
+        if kind == "failure":
+            print(f"FAILURE ({keys}) {detail}\n  {json.dumps(cfg, default=str)}")
     sys.exit(1 if counts["failure"] else 0)
 
 

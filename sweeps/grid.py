@@ -131,14 +131,21 @@ class Grid(Sequence[list[str]]):
         """Yields (index, overrides, resolved job config as a plain dict), in grid order."""
         ranges = [range(len(a.values)) for a in self.axes]
         for i, digits in enumerate(itertools.product(*ranges)):
-            base = self._base(tuple(digits[k] for k in self._group_axes))
-            job = dict(base)
-            for k in self._scalar_axes:
-                a = self.axes[k]
-                set_path(job, a.key, a.values[digits[k]])
-            if self._interpolated[tuple(digits[k] for k in self._group_axes)]:
-                job = resolved(job)
-            yield i, [a.override(d) for a, d in zip(self.axes, digits)], job
+            yield i, [a.override(d) for a, d in zip(self.axes, digits)], self._job(digits)
+
+    def job_at(self, i: int) -> dict[str, Any]:
+        """Job i's resolved config, without building the ones before it."""
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._job(self._digits(i))
+
+    def _job(self, digits: Sequence[int]) -> dict[str, Any]:
+        choice = tuple(digits[k] for k in self._group_axes)
+        job = dict(self._base(choice))
+        for k in self._scalar_axes:
+            a = self.axes[k]
+            set_path(job, a.key, a.values[digits[k]])
+        return resolved(job) if self._interpolated[choice] else job
 
 
 def group_options(loader: Any, group: str, prefix: str = "") -> list[str]:

@@ -230,8 +230,11 @@ ESTIMATE_SAMPLE = 200
 def _estimate_s(grid: JobSource, n: int, cpus: int, mlflow: bool) -> float:
     """A rough run time: the engine's estimated wall time of ESTIMATE_SAMPLE jobs spread over the
     grid, scaled to its n jobs and shared by its cores, plus each job's orchestration at JOBS_PER_S."""
-    step = max(1, n // ESTIMATE_SAMPLE)
-    sample = [job for i, _, job in grid.jobs() if i % step == 0][:ESTIMATE_SAMPLE]
+    job_at = getattr(grid, "job_at", None)  # a grid builds any job by its index; others list theirs
+    if job_at is not None:
+        sample = [job_at(i) for i in range(0, n, max(1, n // ESTIMATE_SAMPLE))][:ESTIMATE_SAMPLE]
+    else:
+        sample = [job for _, _, job in itertools.islice(grid.jobs(), ESTIMATE_SAMPLE)]
     walls = []
     for job in sample:
         try:

@@ -16,6 +16,11 @@ const EVENTS_PER_HOP: f64 = 2.0;
 const EVENTS_PER_ACK: f64 = 0.5;
 const EVENTS_PER_ACCESS_HOP: f64 = 1.0;
 const EVENTS_PER_PACED: f64 = 1.0;
+/// Events' worth of time a TCP transfer costs beyond its packets (its arrival, its connection,
+/// its timers), and an output row (a time-series sample, a flow, a trace record: 1.5-2 us of
+/// conversion measured, about 5 events at ENGINE_EVENTS_PER_S).
+const EVENTS_PER_TRANSFER: f64 = 3.0;
+const EVENTS_PER_ROW: f64 = 5.0;
 /// Loss-based TCP's share of what it could send through a drop-tail link whose buffer B is
 /// below the Stanford rule's BDP / sqrt(N): U0 + (1 - U0) sqrt(B sqrt(N) / BDP). Fitted on two
 /// presets: ABS Fig. 1's 8-packet point (10 flows, 100 Mb/s) measures 0.35 (this gives 0.31)
@@ -27,7 +32,7 @@ const U0: f64 = 0.05;
 /// (240 B measured), per topology link.
 const BYTES_PER_FLOW: f64 = 900.0;
 const BYTES_PER_PKT: f64 = 200.0;
-const BYTES_PER_ROW: f64 = 400.0;
+const BYTES_PER_ROW: f64 = 600.0;
 const BYTES_PER_TRACE_ROW: f64 = 250.0;
 const BYTES_PER_LINK: f64 = 50_000.0;
 
@@ -51,6 +56,9 @@ struct Source {
     pkts_per_s: f64,
     /// TCP adapts to the route's capacity; open-loop traffic does not.
     tcp: bool,
+    /// TCP transfers (short flows, pareto, http): their mean size in packets. Each is a
+    /// connection; those the link cannot serve wait, in memory, until the run ends.
+    transfer_pkts: Option<f64>,
 }
 
 pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
@@ -69,6 +77,7 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     // to what a small buffer lets loss-based TCP use of it.
     let duration = cfg.duration_s;
     let flows_on_link = tcp_flows_on_links(cfg, net);
+    let mut waiting = Vec::new();
     let share: Vec<f64> = (0..cap.len()).map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s)).collect();
     for s in &sources {
         let links = &net.routes[s.route].links;
@@ -93,6 +102,17 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
         let access = if s.tcp && cfg.access_mbps.is_some() { through * duration * EVENTS_PER_ACCESS_HOP } else { 0.0 };
         let paced = if s.tcp && paced(cfg) { through * duration * EVENTS_PER_PACED } else { 0.0 };
         est.events += pkts * EVENTS_PER_HOP + acks + access + paced;
+        if let Some(size) = s.transfer_pkts {
+            // Every transfer starts; those beyond what the links serve send their first window
+            // (dropped) and stay open, their timers backing off, to the end.
+            let (arriving, served) = (s.pkts_per_s / size, rate / size);
+            let first = (arriving - served) * duration * size.min(first_window(cfg));
+            est.packets += first;
+            est.events += arriving * duration * EVENTS_PER_TRANSFER + first * EVENTS_PER_HOP;
+            let open = ((arriving - served) * duration + served * 2.0 * rtt_s).min(arriving * duration);
+            waiting.push((s.key.clone(), open));
+            add(&mut est.packet_drivers, &s.key, first);
+        }
         add(&mut est.packet_drivers, key, pkts);
     }
     let flows = net.long_flows() as f64 + bulk_flows(cfg);
@@ -100,7 +120,13 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     est.packets += burst;
     est.events += burst * EVENTS_PER_HOP;
     add(&mut est.packet_drivers, "tcp.init_cwnd_pkts", burst);
+    let rows = samples(cfg, net) + flows + (cfg.trace_max_events as f64).min(est.events);
+    est.events += rows * EVENTS_PER_ROW;
     memory(cfg, net, &cap, rtt_s, flows, burst, &mut est);
+    for (key, open) in waiting {
+        est.memory_bytes += open * BYTES_PER_FLOW;
+        add(&mut est.memory_drivers, &key, open * BYTES_PER_FLOW);
+    }
     est.packet_drivers.sort_by(|a, b| b.1.total_cmp(&a.1));
     est.memory_drivers.sort_by(|a, b| b.1.total_cmp(&a.1));
     est
@@ -160,7 +186,7 @@ fn memory(cfg: &SimConfig, net: &Network, cap: &[f64], rtt_s: f64, flows: f64, b
     let open_loop =
         cfg.poisson_mbps + cfg.cbr_mbps > 0.0 || cfg.traffic.iter().any(|g| matches!(g.kind(), Kind::Udp(_)));
     let in_flight = tcp + if open_loop { buffers } else { 0.0 };
-    let samples = (cfg.duration_s / cfg.sample_interval_s).ceil() * net.links.len() as f64;
+    let samples = samples(cfg, net);
     let parts = [
         ("flows", flows * BYTES_PER_FLOW),
         (if burst >= bdp + buffers { "tcp.init_cwnd_pkts" } else { "core_mbps" }, in_flight * BYTES_PER_PKT),
@@ -172,6 +198,11 @@ fn memory(cfg: &SimConfig, net: &Network, cap: &[f64], rtt_s: f64, flows: f64, b
         est.memory_bytes += bytes;
         add(&mut est.memory_drivers, key, bytes);
     }
+}
+
+/// Time-series rows: a sample per interval and link.
+fn samples(cfg: &SimConfig, net: &Network) -> f64 {
+    (cfg.duration_s / cfg.sample_interval_s).ceil() * net.links.len() as f64
 }
 
 fn add(drivers: &mut Vec<(String, f64)>, key: &str, v: f64) {
@@ -219,31 +250,45 @@ fn sources(cfg: &SimConfig, net: &Network, rtt_s: f64) -> Vec<Source> {
         .iter()
         .enumerate()
         .filter(|(_, r)| r.flows > 0)
-        .map(|(i, r)| Source { route: i, key: "flows".into(), pkts_per_s: tcp_flows(r.flows as f64), tcp: true })
+        .map(|(i, r)| Source {
+            route: i,
+            key: "flows".into(),
+            pkts_per_s: tcp_flows(r.flows as f64),
+            tcp: true,
+            transfer_pkts: None,
+        })
         .collect();
     let open_bits = cfg.open_loop_bytes.unwrap_or(cfg.pkt_bytes) as f64 * 8.0;
     let route = net.default_route;
-    for (key, mbps, bits, tcp) in [
-        ("poisson_mbps", cfg.poisson_mbps, open_bits, false),
-        ("cbr_mbps", cfg.cbr_mbps, open_bits, false),
-        ("short_mbps", cfg.short_mbps, pkt_bits, true),
+    let short = Some(cfg.short_flow_pkts as f64);
+    for (key, mbps, bits, tcp, transfer_pkts) in [
+        ("poisson_mbps", cfg.poisson_mbps, open_bits, false, None),
+        ("cbr_mbps", cfg.cbr_mbps, open_bits, false, None),
+        ("short_mbps", cfg.short_mbps, pkt_bits, true, short),
     ] {
         if mbps > 0.0 {
-            out.push(Source { route, key: key.into(), pkts_per_s: mbps * 1e6 / bits, tcp });
+            out.push(Source { route, key: key.into(), pkts_per_s: mbps * 1e6 / bits, tcp, transfer_pkts });
         }
     }
     for (i, g) in cfg.traffic.iter().enumerate() {
         let route = net.traffic_routes[i];
-        let (key, pkts_per_s, tcp) = match g.kind() {
-            Kind::Bulk(b) => ("flows", tcp_flows(b.flows as f64), true),
-            Kind::Pareto(p) => ("load_mbps", p.load_mbps * 1e6 / pkt_bits, true),
+        let pkts_of = |bytes: f64| (bytes / cfg.pkt_bytes as f64).ceil().max(1.0);
+        let (key, pkts_per_s, tcp, transfer_pkts) = match g.kind() {
+            Kind::Bulk(b) => ("flows", tcp_flows(b.flows as f64), true, None),
+            Kind::Pareto(p) => {
+                let size = if p.size == "fixed" { p.size_pkts as f64 } else { pkts_of(p.mean_bytes) };
+                ("load_mbps", p.load_mbps * 1e6 / pkt_bits, true, Some(size))
+            }
             Kind::Udp(u) => {
                 let bits = u.pkt_bytes.unwrap_or(cfg.pkt_bytes) as f64 * 8.0;
-                ("rate_mbps", u.flows as f64 * u.rate_mbps * 1e6 / bits, false)
+                ("rate_mbps", u.flows as f64 * u.rate_mbps * 1e6 / bits, false, None)
             }
-            Kind::Http(h) => ("sessions", http_pkts_per_s(&h, cfg.duration_s) * 8.0 / pkt_bits, true),
+            Kind::Http(h) => {
+                let rate = http_pkts_per_s(&h, cfg.duration_s) * 8.0 / pkt_bits;
+                ("sessions", rate, true, Some(pkts_of(h.object_mean_bytes)))
+            }
         };
-        out.push(Source { route, key: format!("traffic.{i}.{key}"), pkts_per_s, tcp });
+        out.push(Source { route, key: format!("traffic.{i}.{key}"), pkts_per_s, tcp, transfer_pkts });
     }
     out
 }

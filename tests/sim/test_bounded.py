@@ -46,3 +46,16 @@ def test_the_send_buffer_bounds_the_packets_outstanding(sndbuf):
         tcp={"cc": "newreno", "sndbuf_pkts": sndbuf},
     ).metrics()
     assert m["goodput_mbps"] == pytest.approx(sndbuf * 1000 * 8 / 0.1 / 1e6, rel=0.01)
+
+
+def test_a_short_hostile_fuzz_has_no_abort_hang_or_overrun():
+    """Issue 36, acceptance 6 at a CI size (`python -m sim.fuzz --configs 900 --hostile` is the
+    long one): hostile configs under tight limits are refused in one line naming a key, or run
+    in a forked child within 3x of their estimate."""
+    from sim.fuzz_cost import fuzz
+
+    outcomes = fuzz(30, seed=7, limits=sim.Limits(max_events=3e6, max_memory_gb=2.0))
+    failures = [(keys, detail) for _, keys, kind, detail in outcomes if kind == "failure"]
+    assert not failures, failures
+    kinds = {kind for _, _, kind, _ in outcomes}
+    assert kinds == {"refused", "finished"}, kinds  # both paths exercised

@@ -1,0 +1,115 @@
+"""Resource-hostile fuzz (`python -m sim.fuzz --hostile`, issue 36): huge windows and send
+buffers, huge offered loads, tiny packets on fast links, a million flows, long runs, big traces.
+
+Each config is first estimated (`sim.estimate`) and checked against FUZZ_LIMITS, sized so that
+a fuzz of hundreds of configs takes minutes: it must then be refused in one line naming a key
+(by the validator or a limit), or run, in a forked child so that an abort (a failed allocation
+ends the process) is seen, within 3x of its estimate in wall time (plus SLACK_S for the fork
+and the tables) and in peak RSS. A child still running at that bound is a hang; a child that
+dies, an abort. docs/engine.md, "Cost estimate".
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+import re
+import resource
+import time
+from typing import Any
+
+import sim
+from sim.cost import check
+
+FUZZ_LIMITS = sim.Limits(max_events=3e7, max_memory_gb=4.0)
+"""About 10 s of a core and 4 GB: what a fuzzed config may cost before it is refused."""
+SLACK_S = 2.0
+"""Wall time a finished run may take beyond 3x its estimate: the fork, the tables, a busy core."""
+
+
+def _hostile(cfg: dict[str, Any], rng: random.Random) -> str:
+    """Makes cfg hostile in one way; returns the key it is about."""
+    kind = rng.choice(["window", "load", "udp", "tiny_pkts", "flows", "long", "short", "trace", "samples"])
+    if kind == "window":
+        cfg["wmax_pkts"] = rng.choice([2**20, 2**30])
+        cfg["tcp"] = {"cc": rng.choice(["newreno", "cubic", "bbr"]), "init_cwnd_pkts": rng.choice([1e4, 1e6, 1e9])}
+        if rng.random() < 0.5:
+            cfg["tcp"]["sndbuf_pkts"] = rng.choice([2**16, 2**20, 2**30])
+        return "tcp.init_cwnd_pkts"
+    if kind == "load":
+        key = rng.choice(["poisson_mbps", "cbr_mbps"])
+        cfg[key] = rng.choice([1e2, 1e4, 1e6, 1e7])
+        return key
+    if kind == "udp":
+        cfg["traffic"] = [{"kind": "udp", "flows": rng.choice([10, 1000]), "rate_mbps": rng.choice([1.0, 1e2, 1e4])}]
+        return "traffic.0.rate_mbps"
+    if kind == "tiny_pkts":
+        cfg.update(pkt_bytes=41, core_mbps=rng.choice([1e3, 1e4, 1e5]), wmax_pkts=rng.choice([64, 10_000]))
+        return "pkt_bytes"
+    if kind == "flows":
+        cfg["flows"] = rng.choice([10_000, 100_000, 1_000_000])
+        return "flows"
+    if kind == "long":
+        cfg["duration_s"] = rng.choice([100.0, 1e4, 1e6])
+        return "duration_s"
+    if kind == "short":
+        cfg.update(short_mbps=rng.choice([10.0, 1e4]), short_flow_pkts=rng.choice([1, 14, 10**6]))
+        return "short_mbps"
+    if kind == "trace":
+        cfg.update(trace_max_events=rng.choice([10**6, 10**8]), trace_start_s=0.0, core_mbps=rng.choice([10.0, 1e3]))
+        return "trace_max_events"
+    cfg["sample_interval_s"] = rng.choice([1e-6, 1e-4])
+    return "sample_interval_s"
+
+
+def _child(cfg: dict[str, Any], conn: Any) -> None:
+    t = time.perf_counter()
+    res = sim.run(sim.SimConfig.from_fields(**cfg), limits=sim.Limits(max_events=float("inf"), max_memory_gb=1e9))
+    from sim.fuzz import check_result
+
+    problem = check_result(res)
+    conn.send((time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, problem))
+
+
+def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS) -> tuple[str, str]:
+    """(kind, detail): kind is refused, finished or failure."""
+    try:
+        est = check(sim.SimConfig.from_fields(**cfg), limits)
+    except ValueError as e:
+        msg = str(e)
+        named = re.match(r"^[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*: ", msg) and "\n" not in msg
+        return ("refused", msg) if named else ("failure", f"unnamed refusal: {msg!r}")
+    bound_s = 3 * est.wall_s + SLACK_S
+    parent, child = mp.get_context("fork").Pipe(duplex=False)
+    proc = mp.get_context("fork").Process(target=_child, args=(cfg, child))
+    proc.start()
+    child.close()
+    if not parent.poll(bound_s):
+        proc.kill()
+        proc.join()
+        return "failure", f"hang: over {bound_s:.1f} s ({est})"
+    try:
+        wall, rss_mb, problem = parent.recv()
+    except EOFError:
+        proc.join()
+        return "failure", f"abort: exit code {proc.exitcode} ({est})"
+    proc.join()
+    if problem:
+        return "failure", problem
+    if rss_mb > 3 * est.peak_memory_mb:
+        return "failure", f"peak RSS {rss_mb:.0f} MB over 3x the estimate ({est})"
+    return "finished", f"{wall:.2f} s of {est.wall_s:.2f} estimated, {rss_mb:.0f} of {est.peak_memory_mb:.0f} MB"
+
+
+def fuzz(n: int, seed: int, limits: sim.Limits = FUZZ_LIMITS) -> list[tuple[dict[str, Any], str, str, str]]:
+    """n hostile configs: (config, keys, kind, detail) each."""
+    from sim.fuzz import _base
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        cfg = _base(rng)
+        keys = [_hostile(cfg, rng) for _ in range(rng.choice([1, 1, 2]))]
+        kind, detail = run_one(cfg, limits)
+        out.append((cfg, ",".join(keys), kind, detail))
+    return out
