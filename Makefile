@@ -13,7 +13,7 @@ RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
 # slowest tests are listed at the end: `make test` must stay under 20 minutes on 2 cores.
 PYTEST_PARALLEL ?= -n 2 --dist worksteal
 
-.PHONY: install demo lint check test test-rust test-py bench reproduce clean
+.PHONY: install demo lint check test test-rust test-py faults bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ test-rust:
 
 test-py: install
 	tests/run $(PYTEST_PARALLEL) --durations=15
+
+# Issue 36's fault test at its size: 10,000 tiny jobs with MLflow on, the Ray node killed under
+# them, the driver killed with -9 while it logs, the command rerun (`make test` runs 600).
+faults: install
+	FAULT_JOBS=10000 tests/run tests/sweeps/test_faults.py
 
 bench: install
 	$(BIN)/python -m bench.engine --baseline 0cd694d

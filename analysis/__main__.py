@@ -149,6 +149,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return main(args, _connect(args))
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from analysis.check import main as check
+
+    return check(args.results, args.tracking_uri, args.repair)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -209,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--threshold", type=float, default=0.015, help="flag differences above this (default 0.015)")
     c.add_argument("--plot", help="write a scatter of each backend against the first to this PNG")
     c.set_defaults(fn=cmd_compare)
+    k = sub.add_parser("check", help="does MLflow hold every stored run exactly once? (--repair fixes it)")
+    k.add_argument("--results", default=DEFAULT_RESULTS)
+    k.add_argument("--tracking-uri", help="default: $MLFLOW_TRACKING_URI, else the project's mlflow.db")
+    k.add_argument("--repair", action="store_true", help="delete incomplete and duplicated child runs, log missing")
+    k.set_defaults(fn=cmd_check)
     args = p.parse_args(argv)
     return args.fn(args)
 

@@ -20,3 +20,11 @@ def exit_failure(message: str) -> NoReturn:
     """A failure after jobs started (the disk filled up, say): one line, exit code 1."""
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(1)
+
+
+EXIT_INFRASTRUCTURE = 3
+"""Exit code when Ray was lost under a sweep: its jobs were not run, not failed; rerun to resume."""
+
+
+class RayLost(RuntimeError):
+    """Ray's local node died and could not be (or may not be) restarted."""

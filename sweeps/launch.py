@@ -12,9 +12,9 @@ import contextlib
 import hashlib
 import itertools
 import json
+import sys
 import time
 import uuid
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +30,8 @@ import sim.cost
 from sim.result import config_row
 from sweeps.backends import DEFAULT as DEFAULT_BACKEND
 from sweeps.backends.base import CONTRACT_VERSION
-from sweeps.errors import UsageError, exit_failure, exit_usage
+from sweeps.drive import drive
+from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure, exit_usage
 from sweeps.reaper import watch_driver
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
@@ -38,7 +39,6 @@ from sweeps.worker import Job, JobResult, run_batch
 
 FLUSH_EVERY_S = 2.0
 FLUSH_EVERY_JOBS = 2000
-TARGET_TASK_S = 0.5  # adaptive batching aims at tasks of about this length
 
 
 class JobSource(Protocol):
@@ -366,7 +366,7 @@ def _open_tracker(
         run_plots=bool(s["mlflow"].get("run_plots", False)),
     )
     started["tracker"] = tracker
-    _backfill(store, sweep_id, tracker)
+    backfill(store, sweep_id, tracker)
     return tracker
 
 
@@ -378,6 +378,8 @@ class Execution:
     t_start: float
     t_run: float
     ray_s: float
+    ray_lost: str = ""
+    """Why Ray was lost under the sweep (`drive.RayLost`), if it was: exit 3."""
 
 
 def _execute(
@@ -419,6 +421,7 @@ def _execute(
     started_ray = False
     watcher = None
     interrupted = False
+    lost = ""
     with _progress(console) as progress:
         task = progress.add_task(
             name, total=counts.total, completed=counts.cached, ok=0, failed=0, cached=counts.cached, running=0
@@ -458,9 +461,11 @@ def _execute(
                 watcher = watch_driver() if started_ray else None  # ends Ray's agents if we are killed
                 ray_s = time.monotonic() - t_start
                 t_start = time.monotonic()
-                _drive(pending_jobs(), s["ray"], counts, collect, update)
+                drive(pending_jobs(), s["ray"], counts, collect, update, console, restart=started_ray)
         except KeyboardInterrupt:
             interrupted = True
+        except RayLost as e:
+            lost = str(e)
         finally:
             try:
                 buffer.flush(store, sweep_id, tracker)
@@ -472,7 +477,7 @@ def _execute(
                 if watcher is not None:
                     watcher.terminate()
                     watcher.wait()
-    return Execution(interrupted, t_start, time.monotonic() - t_start, ray_s)
+    return Execution(interrupted or bool(lost), t_start, time.monotonic() - t_start, ray_s, lost)
 
 
 def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts, ex: Execution) -> None:
@@ -515,8 +520,13 @@ def _run_locked(
     counts, todo = _plan(store, run_ids, bool(s.get("force")), console)
     store.write_members(sweep_id, name, run_ids)
     tracker = None
-    if s["mlflow"]["enabled"] and todo:  # a fully cached sweep has nothing to log
+    if s["mlflow"]["enabled"]:  # a fully cached sweep too: MLflow may lack what a crash left out
         tracker = _open_tracker(grid, s, store, name, sweep_id, started)
+        if tracker.replaced:
+            console.print(
+                f"MLflow: {tracker.replaced} child runs left incomplete or twice by an earlier attempt "
+                "deleted; their runs are logged again"
+            )
     console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run -> {store.root}")
     ex = _execute(grid, s, store, todo, counts, console, inline, sweep_id, name, tracker)
     if not ex.interrupted:
@@ -534,6 +544,9 @@ def _run_locked(
             + (f"; Ray start-up {ex.ray_s:.1f} s" if ex.ray_s else "")
         )
     _summary(console, store, sweep_id, counts, ex.interrupted, set(grid.swept()))
+    if ex.ray_lost:
+        print(f"error: {ex.ray_lost}: the runs stored so far are kept; rerun to resume", file=sys.stderr)
+        raise SystemExit(EXIT_INFRASTRUCTURE)
     if ex.interrupted:
         raise SystemExit(130)
     if counts.failed:
@@ -541,96 +554,13 @@ def _run_locked(
     return []
 
 
-def _drive(
-    jobs: Iterator[tuple[Job, RunSpec, list[str]]], ray_cfg: dict[str, Any], counts: Counts, collect: Any, update: Any
-) -> None:
-    """Keeps at most `max_in_flight` tasks submitted; sizes batches from measured job times;
-    resubmits a batch whose worker or node died (up to `max_retries`)."""
-    import ray
-    from ray.exceptions import RayError, RayTaskError
-
-    from sweeps.backends import BACKENDS
-
-    # One remote function per backend, with its Ray resources (ns-3 holds ~0.7 GB per process);
-    # a batch holds jobs of one backend.
-    remotes = {name: ray.remote(max_retries=0, **b.resources)(run_batch) for name, b in BACKENDS.items()}
-    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    max_in_flight = ray_cfg.get("max_in_flight") or 4 * cpus
-    fixed_batch = ray_cfg.get("batch_size") or 0
-    batch_size = fixed_batch or 1
-    max_retries = ray_cfg.get("max_retries", 3)
-    retry: deque[tuple[list[Job], dict[int, tuple[RunSpec, list[str]]], int]] = deque()
-    pending: dict[Any, tuple[list[Job], dict[int, tuple[RunSpec, list[str]]], int]] = {}
-    exhausted = False
-    job_s: deque[float] = deque(maxlen=200)
-
-    def submit(batch: list[Job], meta: dict[int, tuple[RunSpec, list[str]]], attempt: int) -> None:
-        pending[remotes[batch[0].backend].remote(batch, attempt)] = (batch, meta, attempt)
-        counts.running += len(batch)
-
-    held: list[tuple[Job, RunSpec, list[str]]] = []  # a job of another backend than its batch's
-
-    def next_batch() -> tuple[list[Job], dict[int, tuple[RunSpec, list[str]]], bool]:
-        """The next batch of up to batch_size jobs of one backend, and whether the jobs ran out."""
-        batch: list[Job] = []
-        meta: dict[int, tuple[RunSpec, list[str]]] = {}
-        for job, spec, overrides in itertools.chain([held.pop()] if held else [], jobs):
-            if batch and job.backend != batch[0].backend:
-                held.append((job, spec, overrides))
-                return batch, meta, False
-            batch.append(job)
-            meta[job.index] = (spec, overrides)
-            if len(batch) >= batch_size:
-                return batch, meta, False
-        return batch, meta, True
-
-    while True:
-        while len(pending) < max_in_flight:
-            if retry:
-                submit(*retry.popleft())
-                continue
-            if exhausted:
-                break
-            batch, meta, exhausted = next_batch()
-            if not batch:
-                break
-            submit(batch, meta, 0)
-        update()
-        if not pending:
-            return
-        ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-        for ref in ready:
-            batch, meta, attempt = pending.pop(ref)
-            counts.running -= len(batch)
-            try:
-                results = ray.get(ref)
-            except RayTaskError as e:  # the batch function itself failed: record every job
-                results = _failed(batch, f"{type(e).__name__}: {e}")
-            except RayError as e:  # the worker process or its node died: resubmit
-                if attempt < max_retries:
-                    counts.retried += len(batch)
-                    retry.append((batch, meta, attempt + 1))
-                    continue
-                results = _failed(batch, f"worker died {attempt + 1} times: {type(e).__name__}")
-            collect(results, meta, attempt)
-            job_s.extend(r.job_wall_s for r in results)
-            if not fixed_batch and job_s:
-                mean = sum(job_s) / len(job_s)
-                batch_size = int(min(256, max(1, TARGET_TASK_S / max(mean, 1e-4))))
-
-
-def _failed(batch: list[Job], error: str) -> list[JobResult]:
-    now = time.time()
-    return [JobResult(j.index, j.run_id, "failed", error, None, "unknown", now, 0.0, None, None) for j in batch]
-
-
-def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
-    """Logs stored runs of this sweep that MLflow does not have (a driver killed between its
-    Parquet flush and its MLflow logging)."""
+def backfill(store: Store, sweep_id: str, tracker: Any) -> int:
+    """Logs stored runs of this sweep that MLflow does not have complete (a driver killed between
+    its Parquet flush and its MLflow logging, or while logging); returns how many."""
     runs = store.read("runs", sweep_id)
     missing = [r for r in runs.to_pylist() if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")]
     if not missing:
-        return
+        return 0
     execs = {r["exec_id"] for r in missing}
     ts, flows = store.read("timeseries", sweep_id, execs), store.read("flows", sweep_id, execs)
     by_exec: dict[str, dict[str, list]] = {}
@@ -646,6 +576,7 @@ def _backfill(store: Store, sweep_id: str, tracker: Any) -> None:
         r["sweep_id"] = sweep_id
         own = flows.take(pa.array(flow_rows.get(r["exec_id"], []), pa.int64()))
         tracker.submit(r, by_exec.get(r["exec_id"], {}), own)
+    return len(missing)
 
 
 ONE_RUN_METRICS = (

@@ -139,6 +139,30 @@ def run_note(experiment_id: str, mlflow_run_id: str) -> str:
     )
 
 
+def child_runs(client: Any, experiment_id: str, parent_id: str) -> list[Any]:
+    """Every live child run of a sweep's parent run."""
+    out, token = [], None
+    while True:
+        where = f"tags.mlflow.parentRunId = '{parent_id}'"
+        page = client.search_runs([experiment_id], filter_string=where, max_results=5000, page_token=token)
+        out += list(page)
+        token = page.token
+        if not token:
+            return out
+
+
+def complete(run: Any) -> bool:
+    """A child run logged to its end: ended, and with its summary metrics if its run is ok (the
+    logger ends a child last, after its metrics and artifacts; a failed run may have none)."""
+    ended = run.info.status in ("FINISHED", "FAILED")
+    return ended and (run.data.tags.get("status") != "ok" or bool(run.data.metrics))
+
+
+def _preference(run: Any) -> tuple[bool, int]:
+    """Of two complete children of one run: an ok one, then the earlier."""
+    return (run.data.tags.get("status") == "ok", -run.info.start_time)
+
+
 def parent_name(experiment: str, swept: list[str], n_jobs: int) -> str:
     """What a sweep's parent run is called: `dick_table: tcp x flows x buffer_policy.factor (96)`."""
     return f"{experiment}: {' x '.join(swept) or 'one run'} ({n_jobs})"
@@ -161,8 +185,10 @@ class Tracker:
         swept: list[str] = (),
         n_jobs: int = 0,
         run_plots: bool = False,
+        rename: bool = True,
     ) -> None:
-        """`swept`: the grid's axes in command order; `run_plots`: a time-series PNG per child."""
+        """`swept`: the grid's axes in command order; `run_plots`: a time-series PNG per child;
+        `rename`: name an existing parent run after this sweep's axes (not for a repair)."""
         import logging
 
         from mlflow.tracking import MlflowClient
@@ -183,7 +209,8 @@ class Tracker:
         name = parent_name(experiment, self.axes, n_jobs)
         if found:
             self.parent_id = found[0].info.run_id
-            self.client.set_tag(self.parent_id, "mlflow.runName", name)
+            if rename:
+                self.client.set_tag(self.parent_id, "mlflow.runName", name)
         else:
             parent = self.client.create_run(
                 self.experiment_id,
@@ -197,45 +224,55 @@ class Tracker:
             )
             self.parent_id = parent.info.run_id
         _sqlite_wal(uri)
-        self.logged = self._logged_runs()
-        # Two writer processes: under WAL their ORM work overlaps and SQLite serialises only the
-        # commits (about 60 runs/s together vs 35-40 for one, on 2 cores). A small sweep logs
-        # from one thread instead (INLINE_LOGGING_MAX_JOBS).
-        inline = n_jobs <= INLINE_LOGGING_MAX_JOBS
+        self.replaced = 0
+        """Child runs deleted by the reconciliation: duplicates, and runs left RUNNING or without
+        their metrics by an earlier attempt (their runs are logged again, once)."""
+        self.logged = self._reconcile()
+        self._inline, self._run_plots = n_jobs <= INLINE_LOGGING_MAX_JOBS, run_plots
+        self._queues: list[Any] = []
+        self._procs: list[Any] = []
+        self._errors: Any = None
+        self.errors: list[str] = []
+        self._submitted = 0
+
+    def _start_loggers(self) -> None:
+        """The loggers, started with the first run to log (a rerun with nothing to log starts
+        none). Two writer processes: under WAL their ORM work overlaps and SQLite serialises only
+        the commits (about 60 runs/s together vs 35-40 for one, on 2 cores). A small sweep logs
+        from one thread instead (INLINE_LOGGING_MAX_JOBS)."""
         spawn = mp.get_context("spawn")
+        inline = self._inline
         make_queue, start = (queue_module.Queue, threading.Thread) if inline else (spawn.Queue, spawn.Process)
         self._errors = make_queue()
         self._queues = [make_queue() for _ in range(1 if inline else LOGGER_PROCESSES)]
-        self.errors: list[str] = []
-        self._submitted = 0
+        args = (self.uri, self.experiment_id, self.parent_id, self.swept, self._run_plots)
         self._procs = [
-            start(
-                target=_logger_main,
-                name=f"mlflow-logger-{i}",
-                daemon=True,
-                args=(uri, self.experiment_id, self.parent_id, self.swept, run_plots, q, self._errors),
-            )
+            start(target=_logger_main, name=f"mlflow-logger-{i}", daemon=True, args=(*args, q, self._errors))
             for i, q in enumerate(self._queues)
         ]
         for proc in self._procs:
             proc.start()
 
-    def _logged_runs(self) -> dict[str, tuple[str, str]]:
-        """buffersweep run_id -> (MLflow run id, status) of this sweep's child runs."""
-        out: dict[str, tuple[str, str]] = {}
-        token = None
-        while True:
-            page = self.client.search_runs(
-                [self.experiment_id],
-                filter_string=f"tags.mlflow.parentRunId = '{self.parent_id}'",
-                max_results=5000,
-                page_token=token,
-            )
-            for r in page:
-                out[r.data.tags.get("run_id", "")] = (r.info.run_id, r.data.tags.get("status", ""))
-            token = page.token
-            if not token:
-                return out
+    def _reconcile(self) -> dict[str, tuple[str, str]]:
+        """buffersweep run_id -> (MLflow run id, status) of this sweep's complete child runs, one
+        each. What an earlier attempt left (a child RUNNING, or ended without its metrics, or a
+        second child of the same run_id) is deleted, so its run is logged again once: MLflow
+        exactly once after any crash (issue 36)."""
+        keep: dict[str, Any] = {}
+        drop = []
+        for r in child_runs(self.client, self.experiment_id, self.parent_id):
+            rid = r.data.tags.get("run_id", "")
+            if not complete(r):
+                drop.append(r)
+            elif rid in keep:
+                drop.append(min(keep[rid], r, key=_preference))
+                keep[rid] = max(keep[rid], r, key=_preference)
+            else:
+                keep[rid] = r
+        for r in drop:
+            self.client.delete_run(r.info.run_id)
+        self.replaced = len(drop)
+        return {rid: (r.info.run_id, r.data.tags.get("status", "")) for rid, r in keep.items()}
 
     def submit(self, row: dict[str, Any], timeseries: dict[str, list], flows: Any = None) -> None:
         """Queues one stored run (its runs row, its time series and its flows table) for logging.
@@ -245,6 +282,8 @@ class Tracker:
         if known is not None and not (known[1] == "failed" and row["status"] == "ok"):
             return
         self.logged[row["run_id"]] = (known[0] if known else "", row["status"])
+        if not self._queues:
+            self._start_loggers()
         self._queues[self._submitted % len(self._queues)].put((row, timeseries, flows, known[0] if known else None))
         self._submitted += 1
 
@@ -259,7 +298,7 @@ class Tracker:
             q.put(None)
         for proc in self._procs:
             proc.join()
-        while not self._errors.empty():
+        while self._errors is not None and not self._errors.empty():
             self.errors.append(self._errors.get())
         now = int(time.time() * 1000)
         metrics = [Metric(k, float(v), now, 0) for k, v in (sweep_metrics or {}).items() if v is not None]
@@ -307,7 +346,8 @@ class Tracker:
     def urls(self, ui: str = "http://127.0.0.1:5000") -> tuple[str, str]:
         """The runs table of the experiment, and a compare-runs page of this sweep's child runs
         (MLflow's UI routes: #/experiments/ID/runs and #/compare-runs?runs=[...]&experiments=[...])."""
-        runs = json.dumps(sorted(mlflow_id for mlflow_id, _ in self._logged_runs().values() if mlflow_id)[:100])
+        children = child_runs(self.client, self.experiment_id, self.parent_id)
+        runs = json.dumps(sorted(r.info.run_id for r in children)[:100])
         exps = json.dumps([self.experiment_id])
         view = f"?viewStateShareKey={self.view_key}" if self.view_key else ""
         return (
