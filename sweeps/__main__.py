@@ -45,11 +45,15 @@ def _print_estimate(argv: list[str]) -> None:
     import sim
     from sweeps.api import JobList, compose_config
 
-    spec = JobList(compose_config(args.overrides), [{}]).specs()[0]
+    try:
+        spec = JobList(compose_config(args.overrides), [{}]).specs()[0]
+    except ValueError:  # the job is invalid: the sweep itself will say so in one line
+        return
     if spec.params["backend"] != "engine":
         return
     est = sim.estimate(spec.sim)
-    keys = ", ".join(k for k, _ in est.packet_drivers[:3])
+    top = est.packet_drivers[0][1] if est.packet_drivers else 0.0
+    keys = ", ".join(k for k, v in est.packet_drivers if v >= top / 10)
     print(f"# cost (sim.estimate): {est}; packets driven by {keys}")
 
 

@@ -81,8 +81,9 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     let share: Vec<f64> = (0..cap.len()).map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s)).collect();
     for s in &sources {
         let links = &net.routes[s.route].links;
+        let squeeze =
+            if s.tcp { links.iter().map(|&l| (cap[l] / tcp_on_link[l]).min(1.0)).fold(1.0, f64::min) } else { 1.0 };
         let rate = if s.tcp {
-            let squeeze = links.iter().map(|&l| (cap[l] / tcp_on_link[l]).min(1.0)).fold(1.0, f64::min);
             s.pkts_per_s * squeeze * links.iter().map(|&l| share[l]).fold(1.0, f64::min)
         } else {
             s.pkts_per_s
@@ -97,7 +98,7 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
         }
         est.packets += pkts;
         // TCP held back by its links costs what they carry: their rate drives it.
-        let key = if s.tcp && rate < s.pkts_per_s && s.key == "flows" { "core_mbps" } else { s.key.as_str() };
+        let key = if squeeze < 1.0 && s.key == "flows" { "core_mbps" } else { s.key.as_str() };
         let acks = if s.tcp { through * duration * EVENTS_PER_ACK } else { 0.0 };
         let access = if s.tcp && cfg.access_mbps.is_some() { through * duration * EVENTS_PER_ACCESS_HOP } else { 0.0 };
         let paced = if s.tcp && paced(cfg) { through * duration * EVENTS_PER_PACED } else { 0.0 };
