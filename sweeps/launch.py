@@ -520,7 +520,8 @@ def _run_locked(
     counts, todo = _plan(store, run_ids, bool(s.get("force")), console)
     store.write_members(sweep_id, name, run_ids)
     tracker = None
-    if s["mlflow"]["enabled"]:  # a fully cached sweep too: MLflow may lack what a crash left out
+    # A fully cached sweep too, if it stored runs of its own: MLflow may lack what a crash left out.
+    if s["mlflow"]["enabled"] and (todo or sweep_id in store.sweep_ids()):
         tracker = _open_tracker(grid, s, store, name, sweep_id, started)
         if tracker.replaced:
             console.print(
