@@ -37,7 +37,13 @@ def mlflow_children(tmp: Path, experiment: str) -> tuple[int, list]:
 
     c = MlflowClient(f"sqlite:///{tmp / 'mlflow.db'}")
     e = c.get_experiment_by_name(experiment)
-    found = c.search_runs([e.experiment_id], max_results=10000)
+    found, token = [], None
+    while True:  # pages: the fault test holds 10,001 runs, over one page's 10,000
+        page = c.search_runs([e.experiment_id], max_results=5000, page_token=token)
+        found += list(page)
+        token = page.token
+        if not token:
+            break
     parents = [r for r in found if r.data.tags.get("buffersweep_role") == "parent"]
     children = [r for r in found if r.data.tags.get("buffersweep_role") == "child"]
     assert all(r.data.tags["mlflow.parentRunId"] in {p.info.run_id for p in parents} for r in children)
