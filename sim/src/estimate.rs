@@ -16,11 +16,16 @@ const EVENTS_PER_HOP: f64 = 2.0;
 const EVENTS_PER_ACK: f64 = 0.5;
 const EVENTS_PER_ACCESS_HOP: f64 = 1.0;
 const EVENTS_PER_PACED: f64 = 1.0;
-/// Events' worth of time a TCP transfer costs beyond its packets (its arrival, its connection,
-/// its timers), and an output row (a time-series sample, a flow, a trace record: 1.5-2 us of
-/// conversion measured, about 5 events at ENGINE_EVENTS_PER_S).
-const EVENTS_PER_TRANSFER: f64 = 3.0;
-const EVENTS_PER_ROW: f64 = 5.0;
+/// Events' worth of time (at ENGINE_EVENTS_PER_S, 3 M a second) beyond the packets: a long flow's
+/// set-up and its row of the flows table (17 us measured at 100,000 flows), a TCP transfer (its
+/// arrival, connection and timers: 3.5 us measured for 1-packet transfers), an output row (a
+/// time-series sample or a trace record: 2.4 us measured).
+const EVENTS_PER_FLOW: f64 = 50.0;
+const EVENTS_PER_TRANSFER: f64 = 12.0;
+const EVENTS_PER_ROW: f64 = 10.0;
+/// A time-series sample visits every flow (its window, its state): 8-22 ns a flow measured at
+/// 10,000 flows, so a sample of many flows costs more than its row.
+const EVENTS_PER_SAMPLED_FLOW: f64 = 0.06;
 /// Loss-based TCP's share of what it could send through a drop-tail link whose buffer B is
 /// below the Stanford rule's BDP / sqrt(N): U0 + (1 - U0) sqrt(B sqrt(N) / BDP). Fitted on two
 /// presets: ABS Fig. 1's 8-packet point (10 flows, 100 Mb/s) measures 0.35 (this gives 0.31)
@@ -121,8 +126,9 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     est.packets += burst;
     est.events += burst * EVENTS_PER_HOP;
     add(&mut est.packet_drivers, "tcp.init_cwnd_pkts", burst);
-    let rows = samples(cfg, net) + flows + (cfg.trace_max_events as f64).min(est.events);
-    est.events += rows * EVENTS_PER_ROW;
+    let rows = samples(cfg, net) + (cfg.trace_max_events as f64).min(est.events);
+    let intervals = (cfg.duration_s / cfg.sample_interval_s).ceil();
+    est.events += rows * EVENTS_PER_ROW + flows * EVENTS_PER_FLOW + intervals * flows * EVENTS_PER_SAMPLED_FLOW;
     memory(cfg, net, &cap, rtt_s, flows, burst, &mut est);
     for (key, open) in waiting {
         est.memory_bytes += open * BYTES_PER_FLOW;
