@@ -17,11 +17,9 @@ COLUMNS = ("stored", "complete", "missing", "incomplete", "duplicated")
 
 
 def _parent(client: Any, sweep_id: str) -> Any | None:
-    exps = [e.experiment_id for e in client.search_experiments()]
-    found = client.search_runs(
-        exps, filter_string=f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'", max_results=1
-    )
-    return found[0] if found else None
+    from sweeps.tracking import parent_run
+
+    return parent_run(client, [e.experiment_id for e in client.search_experiments()], sweep_id)
 
 
 def audit(store: Any, client: Any, sweep_id: str) -> dict[str, int]:

@@ -263,6 +263,11 @@ def check_result(res: sim.SimResult) -> str:
     return "; ".join(problems)
 
 
+def names_its_key(msg: str) -> bool:
+    """A refusal as the front door gives it: one line that starts with the dotted key."""
+    return bool(re.match(r"^[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*: ", msg)) and "\n" not in msg
+
+
 def run_one(cfg: dict[str, Any], keys: list[str], limit_s: float) -> Outcome:
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, limit_s)
@@ -273,7 +278,7 @@ def run_one(cfg: dict[str, Any], keys: list[str], limit_s: float) -> Outcome:
         return Outcome(cfg, "long" if big else "failure", "" if big else f"hang: over {limit_s} s", keys)
     except ValueError as e:
         msg = str(e)
-        named = re.match(r"^[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*: ", msg) and "\n" not in msg
+        named = names_its_key(msg)
         return Outcome(cfg, "refused" if named else "failure", msg if named else f"unnamed refusal: {msg!r}", keys)
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):

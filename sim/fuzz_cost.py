@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import random
-import re
 import resource
 import time
 from typing import Any
@@ -71,15 +70,16 @@ def _child(cfg: dict[str, Any], conn: Any) -> None:
     conn.send((time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, problem))
 
 
-def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS) -> tuple[str, str]:
+def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS, slack_s: float = SLACK_S) -> tuple[str, str]:
     """(kind, detail): kind is refused, finished or failure."""
     try:
         est = check(sim.SimConfig.from_fields(**cfg), limits)
     except ValueError as e:
+        from sim.fuzz import names_its_key
+
         msg = str(e)
-        named = re.match(r"^[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*: ", msg) and "\n" not in msg
-        return ("refused", msg) if named else ("failure", f"unnamed refusal: {msg!r}")
-    bound_s = 3 * est.wall_s + SLACK_S
+        return ("refused", msg) if names_its_key(msg) else ("failure", f"unnamed refusal: {msg!r}")
+    bound_s = 3 * est.wall_s + slack_s
     parent, child = mp.get_context("fork").Pipe(duplex=False)
     proc = mp.get_context("fork").Process(target=_child, args=(cfg, child))
     proc.start()
@@ -101,8 +101,10 @@ def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS) -> tuple[str,
     return "finished", f"{wall:.2f} s of {est.wall_s:.2f} estimated, {rss_mb:.0f} of {est.peak_memory_mb:.0f} MB"
 
 
-def fuzz(n: int, seed: int, limits: sim.Limits = FUZZ_LIMITS) -> list[tuple[dict[str, Any], str, str, str]]:
-    """n hostile configs: (config, keys, kind, detail) each."""
+def fuzz(
+    n: int, seed: int, limits: sim.Limits = FUZZ_LIMITS, slack_s: float = SLACK_S
+) -> list[tuple[dict[str, Any], str, str, str]]:
+    """n hostile configs: (config, keys, kind, detail) each; `slack_s` as SLACK_S."""
     from sim.fuzz import _base
 
     rng = random.Random(seed)
@@ -110,6 +112,6 @@ def fuzz(n: int, seed: int, limits: sim.Limits = FUZZ_LIMITS) -> list[tuple[dict
     for _ in range(n):
         cfg = _base(rng)
         keys = [_hostile(cfg, rng) for _ in range(rng.choice([1, 1, 2]))]
-        kind, detail = run_one(cfg, limits)
+        kind, detail = run_one(cfg, limits, slack_s)
         out.append((cfg, ",".join(keys), kind, detail))
     return out

@@ -139,6 +139,13 @@ def run_note(experiment_id: str, mlflow_run_id: str) -> str:
     )
 
 
+def parent_run(client: Any, experiment_ids: list[str], sweep_id: str) -> Any | None:
+    """A sweep's parent run (tags sweep_id and buffersweep_role), if it has one."""
+    where = f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'"
+    found = client.search_runs(experiment_ids, filter_string=where, max_results=1)
+    return found[0] if found else None
+
+
 def child_runs(client: Any, experiment_id: str, parent_id: str) -> list[Any]:
     """Every live child run of a sweep's parent run."""
     out, token = [], None
@@ -199,16 +206,12 @@ class Tracker:
         self.uri = uri
         self.swept = {column_of(k) for k in swept}
         self.experiment_id = experiment_id(self.client, uri, experiment)
-        found = self.client.search_runs(
-            [self.experiment_id],
-            filter_string=f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'",
-            max_results=1,
-        )
+        found = parent_run(self.client, [self.experiment_id], sweep_id)
         self.axes = [column_of(k) for k in swept]
         self.view_key = ""
         name = parent_name(experiment, self.axes, n_jobs)
         if found:
-            self.parent_id = found[0].info.run_id
+            self.parent_id = found.info.run_id
             if rename:
                 self.client.set_tag(self.parent_id, "mlflow.runName", name)
         else:
