@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import random
-import resource
 import time
 from typing import Any
 
@@ -61,13 +60,27 @@ def _hostile(cfg: dict[str, Any], rng: random.Random) -> str:
     return "sample_interval_s"
 
 
+def vm_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmRSS, VmHWM), in MB. VmHWM is
+    the process image's own peak: unlike ru_maxrss, it does not carry a parent's peak across
+    fork and exec."""
+    with open("/proc/self/status") as f:
+        line = next(ln for ln in f if ln.startswith(field + ":"))
+    return int(line.split()[1]) / 1024
+
+
 def _child(cfg: dict[str, Any], conn: Any) -> None:
-    t = time.perf_counter()
-    res = sim.run(sim.SimConfig.from_fields(**cfg), limits=sim.Limits(max_events=float("inf"), max_memory_gb=1e9))
+    """Runs cfg; sends (wall s, peak MB as a process of its own, problem). A forked child starts
+    with its parent's pages, so its peak is counted as the interpreter's (BASE_RSS_MB) plus what
+    it grew by."""
+    from sim.cost import BASE_RSS_MB
     from sim.fuzz import check_result
 
+    start_mb = vm_mb("VmRSS")
+    t = time.perf_counter()
+    res = sim.run(sim.SimConfig.from_fields(**cfg), limits=sim.Limits(max_events=float("inf"), max_memory_gb=1e9))
     problem = check_result(res)
-    conn.send((time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, problem))
+    conn.send((time.perf_counter() - t, BASE_RSS_MB + vm_mb("VmHWM") - start_mb, problem))
 
 
 def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS, slack_s: float = SLACK_S) -> tuple[str, str]:

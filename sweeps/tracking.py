@@ -249,8 +249,9 @@ class Tracker:
         self._errors = make_queue()
         self._queues = [make_queue() for _ in range(1 if inline else LOGGER_PROCESSES)]
         args = (self.uri, self.experiment_id, self.parent_id, self.swept, self._run_plots)
+        driver = None if inline else os.getpid()
         self._procs = [
-            start(target=_logger_main, name=f"mlflow-logger-{i}", daemon=True, args=(*args, q, self._errors))
+            start(target=_logger_main, name=f"mlflow-logger-{i}", daemon=True, args=(*args, q, self._errors, driver))
             for i, q in enumerate(self._queues)
         ]
         for proc in self._procs:
@@ -360,19 +361,20 @@ class Tracker:
 
 
 def _logger_main(
-    uri: str, experiment_id: str, parent_id: str, swept: set[str], run_plots: bool, q: Any, errors: Any
+    uri: str, experiment_id: str, parent_id: str, swept: set[str], run_plots: bool, q: Any, errors: Any, driver: Any
 ) -> None:
     """The logging process: logs child runs until it receives None, or until the driver that
-    started it is gone (killed with -9, it sends nothing: audit D6 found loggers left running)."""
+    started it is gone (killed with -9, it sends nothing: audit D6 found loggers left running).
+    `driver`: its pid, passed in, as a driver killed while this process starts would leave
+    getppid() the reaper's; None for a thread of the driver."""
     import queue
 
-    driver = os.getppid()
     logger = _ChildLogger(uri, experiment_id, parent_id, swept, run_plots)
     while True:
         try:
             item = q.get(timeout=1.0)
         except queue.Empty:
-            if os.getppid() != driver:  # re-parented: the driver died
+            if driver is not None and os.getppid() != driver:  # re-parented: the driver died
                 return
             continue
         if item is None:

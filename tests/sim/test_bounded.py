@@ -14,10 +14,11 @@ import pytest
 import sim
 
 CHILD = """
-import json, resource, sys
+import json, sys
 import sim
+from sim.fuzz_cost import vm_mb  # VmHWM: ru_maxrss would carry the pytest worker's peak
 m = sim.run(**json.loads(sys.argv[1])).metrics()
-print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "events": m["events"]}))
+print(json.dumps({"rss_mb": vm_mb("VmHWM"), "events": m["events"]}))
 """
 HUGE_WINDOW = dict(flows=9, duration_s=5, warmup_s=1, core_mbps=10, wmax_pkts=2**30)
 

@@ -16,11 +16,12 @@ import sim
 from sweeps.api import JobList, compose_config
 
 CHILD = """
-import json, resource, sys
+import json, sys
 import sim
+from sim.fuzz_cost import vm_mb  # VmHWM: ru_maxrss would carry the pytest worker's peak
 r = sim.run(sim.SimConfig.from_fields(**json.loads(sys.argv[1])))
 print(json.dumps({"packets": sum(r.links["arrivals_total"].to_pylist()),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": vm_mb("VmHWM")}))
 """
 SAMPLE = [
     ("dick_table", {"flows": 120}),
