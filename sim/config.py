@@ -82,6 +82,16 @@ def _variant(u: dict[str, Any], v: dict[str, Any]) -> type:
     return _VARIANTS[key]
 
 
+_UNION_KEYS: dict[int, dict[str, dict[str, Any]]] = {}
+
+
+def _union_keys(u: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """union_specs by key, once per union (a config is built per sweep job)."""
+    if id(u) not in _UNION_KEYS:  # the schema's dicts live as long as the process
+        _UNION_KEYS[id(u)] = {s["key"]: s for s in union_specs(u)}
+    return _UNION_KEYS[id(u)]
+
+
 def from_value(desc: dict[str, Any], v: Any) -> Any:
     """A normalized value (as `_core.normalize` returns it) as the generated dataclasses."""
     kind = desc["type"]
@@ -95,22 +105,36 @@ def from_value(desc: dict[str, Any], v: Any) -> Any:
         return _record(desc)(**{s["key"]: from_value(s["type"], v[s["key"]]) for s in desc["fields"]})
     if kind == "union":
         variant = next(x for x in desc["variants"] if x["name"] == v[desc["tag"]])
-        specs = {s["key"]: s for s in union_specs(desc)}
+        specs = _union_keys(desc)
         return _variant(desc, variant)(**{k: from_value(specs[k]["type"], x) for k, x in v.items()})
     if kind == "float" and isinstance(v, int) and not isinstance(v, bool):
         return float(v)
     return v
 
 
+_PLAIN = (str, int, float, type(None))
+
+
 def to_value(x: Any) -> Any:
     """Dataclasses, mappings and sequences (OmegaConf's included) as plain dicts and lists (what
     the engine reads)."""
+    if isinstance(x, _PLAIN):  # most values: skips the ABC checks below (half of a config's build)
+        return x
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {f.name: to_value(getattr(x, f.name)) for f in dataclasses.fields(x)}
     if isinstance(x, Mapping):
         return {k: to_value(v) for k, v in x.items()}
     if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
         return [to_value(v) for v in x]
+    return x
+
+
+def _copy_plain(x: Any) -> Any:
+    """A copy of plain dicts and lists (to_value's output); 5x faster than copy.deepcopy."""
+    if isinstance(x, dict):
+        return {k: _copy_plain(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_copy_plain(v) for v in x]
     return x
 
 
@@ -136,6 +160,9 @@ class _SimConfigBase:
             object.__setattr__(self, spec["key"], from_value(spec["type"], out["config"][spec["key"]]))
         object.__setattr__(self, "_labels", out["labels"])
         object.__setattr__(self, "_estimate", out["estimate"])  # sim.cost reads it
+        # to_dict's answer: the engine's normalized config is to_value(self) exactly (a test holds
+        # it); a sweep asks three times a job, and walking the dataclasses costs 70 us, a copy 10.
+        object.__setattr__(self, "_plain", out["config"])
 
     @property
     def labels(self) -> dict[str, str | None]:
@@ -143,8 +170,8 @@ class _SimConfigBase:
         return dict(self._labels)  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field as plain dicts and lists, defaults included."""
-        return to_value(self)
+        """Every field as plain dicts and lists, defaults included (a copy the caller may change)."""
+        return _copy_plain(self._plain)  # type: ignore[attr-defined]
 
     def validate(self) -> SimConfig:
         """A SimConfig is validated when it is built; returns self."""

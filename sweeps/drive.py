@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from sweeps.errors import RayLost
-from sweeps.worker import Job, JobResult, run_batch
+from sweeps.worker import Job, JobResult, run_batch, unpack
 
 TARGET_TASK_S = 0.5  # adaptive batching aims at tasks of about this length
 MAX_RESTARTS = 2
@@ -151,7 +151,7 @@ def drive(
             batch, meta, attempt = pending.pop(ref)
             counts.running -= len(batch)
             try:
-                results = ray.get(ref)
+                results = unpack(ray.get(ref))
             except RayTaskError as e:  # the batch function itself failed: record every job
                 results = failed_results(batch, f"{type(e).__name__}: {e}")
             except RayError as e:

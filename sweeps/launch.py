@@ -35,7 +35,7 @@ from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure
 from sweeps.reaper import watch_driver
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
-from sweeps.worker import Job, JobResult, run_batch
+from sweeps.worker import Job, JobResult, run_jobs
 
 FLUSH_EVERY_S = 2.0
 FLUSH_EVERY_JOBS = 2000
@@ -129,17 +129,14 @@ def _progress(console: Console) -> Progress:
 class ResultBuffer:
     """Finished runs waiting for the next flush."""
 
-    def __init__(self, keep_timeseries_lists: bool) -> None:
-        # MLflow step metrics need the timeseries as Python lists (and its artifacts the flows
-        # table); without tracking that conversion (~45,000 objects per job) would be pure
-        # garbage-collector work.
-        self.keep_ts_lists = keep_timeseries_lists
+    def __init__(self, tracked: bool) -> None:
+        self.tracked = tracked  # MLflow logs each run's time series and flows table
         self.clear()
 
     def clear(self) -> None:
         self.rows: list[dict[str, Any]] = []
         self.details: dict[str, list[pa.Table]] = {t: [] for t in DETAIL_TABLES}
-        self.ts_cols: list[dict[str, list]] = []
+        self.ts: list[pa.Table | None] = []
         self.flows: list[pa.Table | None] = []
         self.since = time.monotonic()
 
@@ -168,8 +165,8 @@ class ResultBuffer:
         self.rows.append(row)
         for table, t in (res.details or {}).items():
             self.details[table].append(_keyed(t, res.run_id, exec_id))
-        tracked = res.details is not None and self.keep_ts_lists  # what MLflow logs of the run
-        self.ts_cols.append(res.details["timeseries"].to_pydict() if tracked else {})
+        tracked = res.details is not None and self.tracked  # what MLflow logs of the run
+        self.ts.append(res.details["timeseries"] if tracked else None)
         self.flows.append(res.details["flows"] if tracked else None)
 
     def due(self) -> bool:
@@ -186,8 +183,7 @@ class ResultBuffer:
         }
         store.flush(sweep_id, runs, details)
         if tracker is not None:
-            for row, cols, flows in zip(self.rows, self.ts_cols, self.flows):
-                tracker.submit(row, cols, flows)
+            tracker.submit(self.rows, self.ts, self.flows)
         self.clear()
 
 
@@ -380,6 +376,8 @@ class Execution:
     ray_s: float
     ray_lost: str = ""
     """Why Ray was lost under the sweep (`drive.RayLost`), if it was: exit 3."""
+    ray_stop_s: float = 0.0
+    """Ray's shut-down, which like its start-up is not the jobs' time."""
 
 
 def _execute(
@@ -395,7 +393,7 @@ def _execute(
     tracker: Any,
 ) -> Execution:
     """Runs the pending jobs (inline or on Ray) under a progress bar, buffering results to the store."""
-    buffer = ResultBuffer(keep_timeseries_lists=tracker is not None)
+    buffer = ResultBuffer(tracked=tracker is not None)
     debug = s.get("debug") or {}
 
     def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]]]:
@@ -451,10 +449,11 @@ def _execute(
 
         t_start = time.monotonic()
         ray_s = 0.0
+        t_run = stop_s = 0.0
         try:
             if todo and inline:
                 for job, spec, overrides in pending_jobs():
-                    collect(run_batch([job], 0), {job.index: (spec, overrides)}, 0)
+                    collect(run_jobs([job], 0), {job.index: (spec, overrides)}, 0)
             elif todo:
                 console.print("starting Ray..." if not s["ray"].get("address") else "attaching to Ray...")
                 started_ray = _ray_init(s["ray"])
@@ -470,14 +469,16 @@ def _execute(
             try:
                 buffer.flush(store, sweep_id, tracker)
             finally:
+                t_run = time.monotonic() - t_start
                 if started_ray:
                     import ray
 
-                    ray.shutdown()
+                    ray.shutdown()  # 1-1.5 s, as long as start-up's share of a 1,000-job sweep
                 if watcher is not None:
                     watcher.terminate()
                     watcher.wait()
-    return Execution(interrupted or bool(lost), t_start, time.monotonic() - t_start, ray_s, lost)
+                stop_s = time.monotonic() - t_start - t_run
+    return Execution(interrupted or bool(lost), t_start, t_run, ray_s, lost, stop_s)
 
 
 def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts, ex: Execution) -> None:
@@ -523,6 +524,8 @@ def _run_locked(
     # A fully cached sweep too, if it stored runs of its own: MLflow may lack what a crash left out.
     if s["mlflow"]["enabled"] and (todo or sweep_id in store.sweep_ids()):
         tracker = _open_tracker(grid, s, store, name, sweep_id, started)
+        if todo:
+            tracker.start_loggers()
         if tracker.replaced:
             console.print(
                 f"MLflow: {tracker.replaced} child runs left incomplete or twice by an earlier attempt "
@@ -538,11 +541,11 @@ def _run_locked(
         _close_tracker(tracker, console, store, sweep_id, counts, ex)
     executed = counts.ok + counts.failed
     if executed:
-        t_all = time.monotonic() - ex.t_start
+        t_all = time.monotonic() - ex.t_start - ex.ray_stop_s
         console.print(
             f"ran {executed} jobs in {ex.t_run:.2f} s ({executed / max(ex.t_run, 1e-9):.1f} jobs/s); "
             f"stored and logged in {t_all:.2f} s ({executed / max(t_all, 1e-9):.1f} jobs/s)"
-            + (f"; Ray start-up {ex.ray_s:.1f} s" if ex.ray_s else "")
+            + (f"; Ray start-up {ex.ray_s:.1f} s, shut-down {ex.ray_stop_s:.1f} s" if ex.ray_s else "")
         )
     _summary(console, store, sweep_id, counts, ex.interrupted, set(grid.swept()))
     if ex.ray_lost:
@@ -564,19 +567,18 @@ def backfill(store: Store, sweep_id: str, tracker: Any) -> int:
         return 0
     execs = {r["exec_id"] for r in missing}
     ts, flows = store.read("timeseries", sweep_id, execs), store.read("flows", sweep_id, execs)
-    by_exec: dict[str, dict[str, list]] = {}
-    for rec in ts.to_pylist():
-        cols = by_exec.setdefault(rec["exec_id"], {})
-        for k, v in rec.items():
-            cols.setdefault(k, []).append(v)
-    flow_rows: dict[str, list[int]] = {}
-    for i, e in enumerate(flows.column("exec_id").to_pylist()):
-        flow_rows.setdefault(e, []).append(i)
-    flows = flows.drop_columns(["run_id", "exec_id"])
+
+    def by_exec(t: pa.Table) -> dict[str, pa.Table]:
+        rows: dict[str, list[int]] = {}
+        for i, e in enumerate(t.column("exec_id").to_pylist()):
+            rows.setdefault(e, []).append(i)
+        t = t.drop_columns(["run_id", "exec_id"])
+        return {e: t.take(pa.array(idx, pa.int64())) for e, idx in rows.items()}
+
+    ts_of, flows_of = by_exec(ts), by_exec(flows)
     for r in missing:
         r["sweep_id"] = sweep_id
-        own = flows.take(pa.array(flow_rows.get(r["exec_id"], []), pa.int64()))
-        tracker.submit(r, by_exec.get(r["exec_id"], {}), own)
+    tracker.submit(missing, [ts_of.get(r["exec_id"]) for r in missing], [flows_of.get(r["exec_id"]) for r in missing])
     return len(missing)
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from sweeps import arrowpack
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_STEPS = 20  # time-series points logged as step metrics (ts_*) per run; all are in Parquet
 STEP_METRICS = (
@@ -41,10 +43,11 @@ VIEW_METRICS = ("utilization", "loss_rate", "mean_queue_pkts", "goodput_mbps", "
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 """MLflow 3 opens an experiment on the view its kind names; this one is the runs table (an
 untagged experiment opens on a GenAI traces overview that says "No data")."""
-LOGGER_PROCESSES = 2
+LOGGER_PROCESSES = 1
+"""Logger processes of a large sweep (start_loggers)."""
 INLINE_LOGGING_MAX_JOBS = 64
-"""Sweeps of at most this many jobs log from a thread of the driver: two logger processes cost
-about 6 s to spawn and import MLflow on 2 cores, more than such a sweep takes to log (a
+"""Sweeps of at most this many jobs log from a thread of the driver: a logger process costs
+about 3 s to spawn and import MLflow on 2 cores, more than such a sweep takes to log (a
 bisection round of the Stanford reproduction stored and logged 2 runs in 7-9 s, 1 s in a thread)."""
 
 
@@ -238,11 +241,13 @@ class Tracker:
         self.errors: list[str] = []
         self._submitted = 0
 
-    def _start_loggers(self) -> None:
-        """The loggers, started with the first run to log (a rerun with nothing to log starts
-        none). Two writer processes: under WAL their ORM work overlaps and SQLite serialises only
-        the commits (about 60 runs/s together vs 35-40 for one, on 2 cores). A small sweep logs
-        from one thread instead (INLINE_LOGGING_MAX_JOBS)."""
+    def start_loggers(self) -> None:
+        """The loggers, started before the jobs (their imports overlap Ray's start-up) or with
+        the first run to log (a rerun with nothing to log starts none). One process: it writes a
+        flush's runs in one transaction (`mlflow_bulk`), and a second took CPU from the workers
+        for nothing. A small sweep logs from a thread instead (INLINE_LOGGING_MAX_JOBS)."""
+        if self._queues:
+            return
         spawn = mp.get_context("spawn")
         inline = self._inline
         make_queue, start = (queue_module.Queue, threading.Thread) if inline else (spawn.Queue, spawn.Process)
@@ -278,18 +283,24 @@ class Tracker:
         self.replaced = len(drop)
         return {rid: (r.info.run_id, r.data.tags.get("status", "")) for rid, r in keep.items()}
 
-    def submit(self, row: dict[str, Any], timeseries: dict[str, list], flows: Any = None) -> None:
-        """Queues one stored run (its runs row, its time series and its flows table) for logging.
-        A run already logged is logged again only if it failed before and succeeded now (into the
-        same child)."""
-        known = self.logged.get(row["run_id"])
-        if known is not None and not (known[1] == "failed" and row["status"] == "ok"):
+    def submit(self, rows: list[dict[str, Any]], timeseries: list[Any], flows: list[Any]) -> None:
+        """Queues stored runs (runs rows, and each run's time-series and flows tables, or None)
+        for logging, as one message. A run already logged is logged again only if it failed before
+        and succeeded now (into the same child)."""
+        items = []
+        for row, ts, fl in zip(rows, timeseries, flows):
+            known = self.logged.get(row["run_id"])
+            if known is not None and not (known[1] == "failed" and row["status"] == "ok"):
+                continue
+            self.logged[row["run_id"]] = (known[0] if known else "", row["status"])
+            items.append((row, ts, fl, known[0] if known else None))
+        if not items:
             return
-        self.logged[row["run_id"]] = (known[0] if known else "", row["status"])
-        if not self._queues:
-            self._start_loggers()
-        self._queues[self._submitted % len(self._queues)].put((row, timeseries, flows, known[0] if known else None))
-        self._submitted += 1
+        self.start_loggers()
+        for i, q in enumerate(self._queues):
+            if items[i :: len(self._queues)]:
+                q.put(_message(items[i :: len(self._queues)]))
+        self._submitted += len(items)
 
     def submitted(self) -> int:
         return self._submitted
@@ -350,8 +361,10 @@ class Tracker:
     def urls(self, ui: str = "http://127.0.0.1:5000") -> tuple[str, str]:
         """The runs table of the experiment, and a compare-runs page of this sweep's child runs
         (MLflow's UI routes: #/experiments/ID/runs and #/compare-runs?runs=[...]&experiments=[...])."""
-        children = child_runs(self.client, self.experiment_id, self.parent_id)
-        runs = json.dumps(sorted(r.info.run_id for r in children)[:100])
+        # 100 runs: a search loads every run it returns, whole (2 s for 1,000 runs).
+        where = f"tags.mlflow.parentRunId = '{self.parent_id}'"
+        children = self.client.search_runs([self.experiment_id], filter_string=where, max_results=100)
+        runs = json.dumps(sorted(r.info.run_id for r in children))
         exps = json.dumps([self.experiment_id])
         view = f"?viewStateShareKey={self.view_key}" if self.view_key else ""
         return (
@@ -360,29 +373,43 @@ class Tracker:
         )
 
 
+def _message(items: list[tuple]) -> tuple:
+    """(row, timeseries, flows, existing MLflow id) items as one queue message, their tables
+    packed (`arrowpack`: multiprocessing would pickle each column of each table)."""
+    rows, ts, flows, existing = (list(x) for x in zip(*items))
+    return rows, existing, arrowpack.pack(ts) or ts, arrowpack.pack(flows) or flows
+
+
+def _items(message: tuple) -> list[tuple]:
+    """A message's items again, each time series as columns of Python lists."""
+    rows, existing, ts, flows = message
+    ts = arrowpack.unpack(ts) if isinstance(ts, arrowpack.Packed) else ts
+    flows = arrowpack.unpack(flows) if isinstance(flows, arrowpack.Packed) else flows
+    return [(r, t.to_pydict() if t is not None else {}, f, e) for r, t, f, e in zip(rows, ts, flows, existing)]
+
+
 def _logger_main(
     uri: str, experiment_id: str, parent_id: str, swept: set[str], run_plots: bool, q: Any, errors: Any, driver: Any
 ) -> None:
-    """The logging process: logs child runs until it receives None, or until the driver that
-    started it is gone (killed with -9, it sends nothing: audit D6 found loggers left running).
-    `driver`: its pid, passed in, as a driver killed while this process starts would leave
-    getppid() the reaper's; None for a thread of the driver."""
+    """The logging process: logs child runs, a message (a Parquet flush's runs) at a time,
+    until it receives None, or until the driver that started it is gone (killed with -9, it
+    sends nothing: audit D6 found loggers left running). `driver`: its pid, passed in, as a
+    driver killed while this process starts would leave getppid() the reaper's; None for a
+    thread of the driver."""
     import queue
 
     logger = _ChildLogger(uri, experiment_id, parent_id, swept, run_plots)
     while True:
         try:
-            item = q.get(timeout=1.0)
+            message = q.get(timeout=1.0)
         except queue.Empty:
             if driver is not None and os.getppid() != driver:  # re-parented: the driver died
                 return
             continue
-        if item is None:
+        if message is None:
             return
-        try:
-            logger.log(*item)
-        except Exception as e:  # noqa: BLE001 - tracking must not kill the sweep
-            errors.put(f"{type(e).__name__}: {e}")
+        for err in logger.log_many(_items(message)):
+            errors.put(err)
 
 
 class _ChildLogger:
@@ -391,11 +418,13 @@ class _ChildLogger:
 
         import sim
         from sim.result import config_row
+        from sweeps import mlflow_bulk
 
         self.client = MlflowClient(tracking_uri=uri)
         self.experiment_id, self.parent_id, self.swept, self.run_plots = experiment_id, parent_id, swept, run_plots
         self._defaults = config_row(sim.SimConfig())
         self._defaults.pop("engine_version")
+        self.bulk = mlflow_bulk.BulkWriter(self.client, experiment_id) if mlflow_bulk.supported(uri) else None
 
     def _params(self, row: dict[str, Any]) -> dict[str, str]:
         """The sweep axes, every field that differs from the engine defaults, and the buffer
@@ -407,42 +436,18 @@ class _ChildLogger:
         out.update({k: row[k] for k in self.swept if k in row})
         return {k: str(v)[:500] for k, v in out.items()}
 
-    def log(self, row: dict[str, Any], ts: dict[str, list], flows: Any, existing: str | None) -> None:
-        import tempfile
-
+    def child(self, row: dict[str, Any], ts: dict[str, list], flows: Any, now: int) -> Any:
+        """The child run of a stored run: tags, params, metrics and artifacts."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
-        from mlflow.entities import Metric, Param, RunTag
-        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
         from sim.result import SUMMARY_METRICS
-        from sweeps.sweep_plot import bottleneck_rows, timeseries_png
+        from sweeps.mlflow_bulk import ChildRun
+        from sweeps.sweep_plot import bottleneck_rows
 
-        now = int(time.time() * 1000)
-        if existing:
-            rid = existing
-            self.client.set_tag(rid, "status", row["status"])
-            params = []  # MLflow params are immutable; a run_id's config never changes
-            # A failed run that succeeded now: its artifacts are this run's (the flows table).
-            artifact_uri = self.client.get_run(rid).info.artifact_uri
-        else:
-            run = self.client.create_run(
-                self.experiment_id,
-                run_name=child_name(row, self.swept)[:250],
-                tags={
-                    "mlflow.parentRunId": self.parent_id,
-                    "run_id": row["run_id"],
-                    "sweep_id": row["sweep_id"],
-                    "status": row["status"],
-                    "buffersweep_role": "child",
-                },
-            )
-            rid = run.info.run_id
-            artifact_uri = run.info.artifact_uri
-            params = [Param(k, v) for k, v in self._params(row).items()]
-        tags = [RunTag("mlflow.note.content", run_note(self.experiment_id, rid))]
         # Six significant digits: readable in the UI's table; the exact values are in Parquet.
         metrics = [
-            Metric(k, float(f"{float(row[k]):.6g}"), now, 0)
+            (k, float(f"{float(row[k]):.6g}"), now, 0)
             for k in SUMMARY_METRICS
             if row.get(k) is not None and row[k] == row[k]
         ]
@@ -455,16 +460,82 @@ class _ChildLogger:
                 for k in STEP_METRICS:
                     v = ts[k][i]
                     if v is not None and v == v:
-                        metrics.append(Metric(f"ts_{k}", float(v), now, step))
-        self.client.log_batch(rid, metrics=metrics[:1000], params=params[:100], tags=tags)
-        if artifact_uri:
-            # Through the artifact repository directly: log_text would look the run up again.
-            # The flows table (a few kB) beside the config: per-flow goodput, RTT, losses.
+                        metrics.append((f"ts_{k}", float(v), now, step))
+        # The flows table (a few kB) beside the config: per-flow goodput, RTT, losses.
+        files = {"config.json": json.dumps(row, default=str).encode()}  # indent: 10x slower (pure Python)
+        if flows is not None:
+            sink = pa.BufferOutputStream()
+            # Without statistics, dictionaries, compression or page index: a few kB either
+            # way, and 0.7 ms a run instead of 1.1 (the logger's largest cost).
+            pq.write_table(flows, sink, write_statistics=False, use_dictionary=False, compression="NONE")
+            files["flows.parquet"] = sink.getvalue().to_pybytes()
+        if self.run_plots:
+            import tempfile
+
+            from sweeps.sweep_plot import timeseries_png
+
             with tempfile.TemporaryDirectory() as d:
-                (Path(d) / "config.json").write_text(json.dumps(row, default=str, indent=1))
-                if flows is not None:
-                    pq.write_table(flows, Path(d) / "flows.parquet")
-                if self.run_plots:
-                    timeseries_png(ts, Path(d) / "timeseries.png")
+                timeseries_png(ts, Path(d) / "timeseries.png")
+                files["timeseries.png"] = (Path(d) / "timeseries.png").read_bytes()
+        tags = {
+            "mlflow.parentRunId": self.parent_id,
+            "run_id": row["run_id"],
+            "sweep_id": row["sweep_id"],
+            "status": row["status"],
+            "buffersweep_role": "child",
+        }
+        status = "FINISHED" if row["status"] == "ok" else "FAILED"
+        return ChildRun(child_name(row, self.swept)[:250], tags, self._params(row), metrics[:1000], status, files)
+
+    def log_many(self, items: list[tuple]) -> list[str]:
+        """Logs (row, timeseries, flows, existing MLflow id) items; returns the errors. New runs go
+        in one transaction on a SQLite store; a run logged before (a failed run retried), or a
+        batch the bulk path refused, through the client API, one by one."""
+        now = int(time.time() * 1000)
+        errors = []
+        one_by_one = [it for it in items if it[3] or self.bulk is None]
+        fresh = [it for it in items if not (it[3] or self.bulk is None)]
+        if fresh:
+            try:
+                runs = [self.child(row, ts, flows, now) for row, ts, flows, _ in fresh]
+                self.bulk.write(runs, now, lambda rid: run_note(self.experiment_id, rid))
+            except Exception as e:  # noqa: BLE001 - the transaction left nothing: log them one by one
+                errors.append(f"bulk logging of {len(fresh)} runs failed, logged one by one: {type(e).__name__}: {e}")
+                one_by_one += fresh
+        for it in one_by_one:
+            try:
+                self.log(*it)
+            except Exception as e:  # noqa: BLE001 - tracking must not kill the sweep
+                errors.append(f"{type(e).__name__}: {e}")
+        return errors
+
+    def log(self, row: dict[str, Any], ts: dict[str, list], flows: Any, existing: str | None) -> None:
+        """One run through the client API."""
+        import tempfile
+
+        from mlflow.entities import Metric, Param, RunTag
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+        from sweeps.mlflow_bulk import NOTE
+
+        child = self.child(row, ts, flows, int(time.time() * 1000))
+        if existing:
+            rid = existing
+            self.client.set_tag(rid, "status", row["status"])
+            params = []  # MLflow params are immutable; a run_id's config never changes
+            # A failed run that succeeded now: its artifacts are this run's (the flows table).
+            artifact_uri = self.client.get_run(rid).info.artifact_uri
+        else:
+            run = self.client.create_run(self.experiment_id, run_name=child.name, tags=child.tags)
+            rid = run.info.run_id
+            artifact_uri = run.info.artifact_uri
+            params = [Param(k, v) for k, v in child.params.items()]
+        tags = [RunTag(NOTE, run_note(self.experiment_id, rid))]
+        metrics = [Metric(k, v, t, step) for k, v, t, step in child.metrics]
+        self.client.log_batch(rid, metrics=metrics, params=params[:100], tags=tags)
+        if artifact_uri:
+            with tempfile.TemporaryDirectory() as d:
+                for name, data in child.files.items():
+                    (Path(d) / name).write_bytes(data)
                 get_artifact_repository(artifact_uri).log_artifacts(d)
-        self.client.set_terminated(rid, status="FINISHED" if row["status"] == "ok" else "FAILED")
+        self.client.set_terminated(rid, status=child.status)

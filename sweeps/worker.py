@@ -1,19 +1,19 @@
 """What a Ray worker does: simulate a batch of jobs, each on its backend (the engine by default).
 Nothing else: no files, no tracking. An exception in a job is caught and returned as a failed
-result, so the batch goes on."""
+result, so the batch goes on. A batch's detail tables cross to the driver packed (`Packed`)."""
 
 from __future__ import annotations
 
 import os
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
 
 import sim
-from sweeps import backends
+from sweeps import arrowpack, backends
 
 
 @dataclass
@@ -50,7 +50,39 @@ def node_id() -> str:
     return ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
 
 
-def run_batch(jobs: list[Job], attempt: int) -> list[JobResult]:
+@dataclass
+class Packed:
+    """A batch's results on their way from a Ray worker to the driver, each detail table of every
+    job in one Arrow IPC stream (`arrowpack`)."""
+
+    results: list[JobResult]
+    """details set to None where `tables` holds them."""
+    tables: dict[str, arrowpack.Packed]
+
+
+def pack(results: list[JobResult]) -> Packed:
+    names = next((list(r.details) for r in results if r.details is not None), [])
+    tables = {name: arrowpack.pack([r.details[name] if r.details else None for r in results]) for name in names}
+    if any(p is None for p in tables.values()) or any(r.details and set(r.details) != set(names) for r in results):
+        return Packed(results, {})  # tables of different shapes (backends): sent as they are
+    return Packed([replace(r, details=None) for r in results], tables)  # type: ignore[arg-type]
+
+
+def unpack(p: Packed) -> list[JobResult]:
+    if p.tables:
+        columns = {name: arrowpack.unpack(t) for name, t in p.tables.items()}
+        for i, res in enumerate(p.results):
+            if columns[next(iter(columns))][i] is not None:
+                res.details = {name: col[i] for name, col in columns.items()}
+    return p.results
+
+
+def run_batch(jobs: list[Job], attempt: int) -> Packed:
+    """A Ray task: `run_jobs`, packed for the trip to the driver."""
+    return pack(run_jobs(jobs, attempt))
+
+
+def run_jobs(jobs: list[Job], attempt: int) -> list[JobResult]:
     node = node_id()
     out = []
     for job in jobs:
