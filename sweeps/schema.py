@@ -391,7 +391,7 @@ def build_spec(job: dict[str, Any]) -> RunSpec:
     params = {k: job[k] for k in SWEEP_ONLY_KEYS}
     backend = backend_of(job["backend"], cfg)
     version = backend.version()
-    run_id, config_id = _ids(cfg.to_dict(), backend.name, version)
+    run_id, config_id = _ids(cfg.plain(), backend.name, version)
     return RunSpec(sim=cfg, params=params, run_id=run_id, backend_version=version, config_id=config_id)
 
 

@@ -124,3 +124,36 @@ def test_an_unreachable_object_store_is_one_line(tmp_path):
     assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: results_dir: cannot open"), (
         res.stderr[-2000:]
     )
+
+
+def _cli(tmp_path, fork_at, *args):
+    """The sweep CLI, grids of at least `fork_at` jobs validated by forked processes."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.sweeps.helpers import ROOT
+
+    code = (
+        f"import runpy, sys; import sweeps.launch as L; L.PARALLEL_VALIDATION_MIN_JOBS = {fork_at}; "
+        "sys.argv = ['sweeps', *sys.argv[1:]]; runpy.run_module('sweeps', run_name='__main__')"
+    )
+    cmd = [sys.executable, "-c", code, *args, f"results_dir={tmp_path / 'results'}", "mlflow.enabled=false"]
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_forked_validation_names_the_first_bad_job_and_agrees_with_one_process(tmp_path):
+    """A large grid is validated by one forked process per core: the error is the one a single
+    process gives (the first bad job in grid order), and the run_ids are the same (a rerun
+    validated in one process finds every job cached)."""
+    bad = ["-m", "duration_s=2,3,4,5", "start_window_s=0,2.5", "warmup_s=1", "flows=1", "core_mbps=1"]  # 1, 3 bad
+    forked, single = _cli(tmp_path, 2, *bad), _cli(tmp_path, 10**9, *bad)
+    assert forked.returncode == single.returncode == 2, forked.stderr
+    assert forked.stderr.strip().splitlines()[-1] == single.stderr.strip().splitlines()[-1]
+    assert "job 1:" in forked.stderr and "start_window_s" in forked.stderr
+    assert not (tmp_path / "results" / "runs").exists()
+    good = ["-m", "seed=1,2,3", "flows=1", "core_mbps=1", "duration_s=0.3", "warmup_s=0.1", "start_window_s=0"]
+    assert _cli(tmp_path, 2, *good).returncode == 0
+    again = _cli(tmp_path, 10**9, *good)
+    assert again.returncode == 0 and "3 jobs, 3 cached, 0 to run" in again.stderr, again.stderr
