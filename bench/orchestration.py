@@ -3,8 +3,8 @@
 1,000 jobs of a near-empty simulation on an embedded local Ray, with MLflow off and on: jobs
 per second (execution; and until everything is stored and logged) and driver peak memory.
 Then a 100,000-point grid: seconds until jobs stream (first results stored) and driver memory.
-Targets on the 2-core machine: >= 100 jobs/s without MLflow, >= 40 with, streaming within 30 s,
-driver < 1 GB.
+Targets on the 2-core machine (issue 34): >= 250 jobs/s without MLflow, >= 100 with, streaming
+within 30 s, driver < 1 GB.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 worker to driver, driver to MLflow logger). Ray and multiprocessing pickle a table column by
 column: sending a tiny run's five detail tables and reading them back took 3.6 ms, their IPC
 streams 0.7 ms, and a stream of a batch's tables costs about what one table's does
-(docs/performance.md, "Orchestration")."""
+(docs/sweeps.md, the orchestration benchmark)."""
 
 from __future__ import annotations
 

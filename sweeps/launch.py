@@ -257,9 +257,9 @@ CONFIRM_ABOVE = 10_000
 """Grids larger than this are confirmed first (`confirm=false` or `--yes` skips it)."""
 
 
-JOBS_PER_S = {False: 150.0, True: 40.0}
+JOBS_PER_S = {False: 250.0, True: 120.0}
 """Jobs stored per second the estimate assumes for near-empty jobs, with MLflow off and on
-(`python -m bench.orchestration` on 2 cores, 2026-11: 152-170 and 37-60)."""
+(`python -m bench.orchestration` on 2 cores, 2026-11-26: 269-305 and 128-145)."""
 ESTIMATE_SAMPLE = 200
 """Jobs whose estimated cost (`sim.estimate`) the grid's is extrapolated from, spread evenly."""
 

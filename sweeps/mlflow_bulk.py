@@ -7,7 +7,7 @@ about 35 SQL statements a run, 13-25 ms in one process, and a second process add
 cores (SQLite has one writer): about 40 runs/s at best. In bulk a run costs under 1 ms. The rows are
 those of `SqlAlchemyStore.create_run`, `log_batch` and `update_run_info` (mlflow 3.17, pinned);
 tests/sweeps read every run back through `MlflowClient` and the UI. A batch is one transaction, so
-a crash leaves all of it or none (docs/sweeps.md, "MLflow exactly once").
+a crash leaves all of it or none (docs/sweeps.md, "MLflow exactly once" and the orchestration benchmark).
 """
 
 from __future__ import annotations

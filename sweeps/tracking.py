@@ -1,8 +1,9 @@
 """MLflow tracking from the sweep driver, the single writer: one experiment per preset, one
 parent run per sweep (reused when the same sweep is rerun), one child run per stored run.
 Child runs are logged by a separate process fed after each Parquet flush, so logging neither
-stalls the workers nor competes with the driver loop for the GIL; they are keyed by the
-`run_id` tag, so a rerun logs only what is missing."""
+stalls the workers nor competes with the driver loop for the GIL, a flush's runs in one
+transaction on a SQLite store (`mlflow_bulk.py`); they are keyed by the `run_id` tag, so a rerun
+logs only what is missing. docs/sweeps.md ("MLflow exactly once", the benchmark)."""
 
 from __future__ import annotations
 
