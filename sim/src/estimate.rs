@@ -27,11 +27,13 @@ const EVENTS_PER_ROW: f64 = 10.0;
 /// 10,000 flows, so a sample of many flows costs more than its row.
 const EVENTS_PER_SAMPLED_FLOW: f64 = 0.06;
 /// Loss-based TCP's share of what it could send through a drop-tail link whose buffer B is
-/// below the Stanford rule's BDP / sqrt(N): U0 + (1 - U0) sqrt(B sqrt(N) / P), P the BDP or the
-/// flows' windows if smaller. Fitted on two
+/// below the Stanford rule's BDP / sqrt(N): U0 + (1 - U0) sqrt(B sqrt(N) / BDP). Fitted on two
 /// presets: ABS Fig. 1's 8-packet point (10 flows, 100 Mb/s) measures 0.35 (this gives 0.31)
 /// and Enachescu Fig. 2b's 1-packet point (20 paced flows) 0.09 of their windows (0.11).
 const U0: f64 = 0.05;
+/// TCP-LP yields to the queueing delay it measures, even to itself: ten LP flows alone on ABS
+/// Fig. 1's 100 Mb/s dumbbell held 25-47% of it (0.32 from 256 to 2,048 packets of buffer).
+const LP_SHARE: f64 = 0.4;
 /// Bytes per TCP flow (sender, receiver, counters, and its row of the flows table as the engine's
 /// row, Python objects and Arrow: 850-920 B measured at 20,000 and 50,000 flows), per packet in
 /// the network (the packet and its records at the sender), per time-series row, per trace row
@@ -84,7 +86,10 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     let duration = cfg.duration_s;
     let flows_on_link = tcp_flows_on_links(cfg, net);
     let mut waiting = Vec::new();
-    let share: Vec<f64> = (0..cap.len()).map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s)).collect();
+    let lp = cfg.tcp.0.variant == "lp";
+    let share: Vec<f64> = (0..cap.len())
+        .map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s).min(if lp { LP_SHARE } else { 1.0 }))
+        .collect();
     for s in &sources {
         let links = &net.routes[s.route].links;
         let squeeze =
@@ -172,10 +177,14 @@ fn utilization(cfg: &SimConfig, net: &Network, l: usize, flows: f64, rtt_s: f64)
     if windows <= buffer {
         return 1.0; // the windows fit in the buffer: nothing to lose
     }
-    // The pipe TCP tries to fill: the link's BDP, or its windows if they are smaller (7 flows of
-    // 64 packets on 1 Gb/s got all their windows through 100 packets; the BDP alone said 8%).
-    let pipe = (link.rate_bps / (cfg.pkt_bytes as f64 * 8.0) * rtt_s).min(windows);
-    (U0 + (1.0 - U0) * (buffer * flows.sqrt() / pipe.max(1.0)).sqrt()).min(1.0)
+    let bdp = link.rate_bps / (cfg.pkt_bytes as f64 * 8.0) * rtt_s;
+    if windows <= bdp && window_cap(cfg) as f64 <= buffer {
+        // The windows cannot fill the link and each flow's burst fits in the buffer: 7 flows of
+        // 64 packets on 1 Gb/s got all their windows through 100 packets (the rule below said
+        // 8%), where one Reno flow of 32 packets into 1 packet got a twentieth of its window.
+        return 1.0;
+    }
+    (U0 + (1.0 - U0) * (buffer * flows.sqrt() / bdp.max(1.0)).sqrt()).min(1.0)
 }
 
 /// Memory: state per flow and link, the packets that can be in the network (in flight on every

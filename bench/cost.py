@@ -1,0 +1,93 @@
+"""The cost estimate against measured runs of every preset (`python -m bench.cost [NAME,...]
+[--seconds S]`; issue 36, acceptance 3): at both ends of each preset's grid (every axis at its
+first value, then at its last), each run cut to S simulated seconds, `sim.estimate`'s packets
+(links' `arrivals_total`) and peak RSS (VmHWM of a fresh process) against the run's. Jobs of
+another backend run on the engine. docs/engine.md, "Cost estimate"."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+import sim
+
+CHILD = """
+import json, sys
+import sim
+from sim.fuzz_cost import vm_mb
+cfg = sim.SimConfig.from_fields(**json.loads(sys.argv[1]))
+r = sim.run(cfg, limits=sim.Limits(max_events=float("inf"), max_memory_gb=1e9))
+print(json.dumps({"packets": sum(r.links["arrivals_total"].to_pylist()), "rss_mb": vm_mb("VmHWM")}))
+"""
+
+
+def grid_ends(name: str) -> list[list[str]]:
+    """The preset's overrides with every swept axis at its first value, then at its last."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+
+    from sweeps.precheck import CONF_DIR
+    from sweeps.schema import register
+
+    register()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"+experiment={name}"], return_hydra_config=True)
+    params = OmegaConf.to_container(cfg.hydra.sweeper.params, resolve=False) if cfg.hydra.sweeper.params else {}
+    parser = OverridesParser.create()
+    axes = {}
+    for key, value in (params or {}).items():
+        o = parser.parse_overrides([f"{key}={value}"])[0]
+        axes[key] = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
+    ends = []
+    for end in (0, -1):
+        overrides = [f"{k}={'engine' if k == 'backend' else v[end]}" for k, v in axes.items()]
+        ends.append([f"+experiment={name}", *overrides])
+    return ends
+
+
+def measure(overrides: list[str], seconds: float) -> tuple[sim.Estimate, dict[str, float]]:
+    from sweeps.api import JobList, compose_config
+
+    cfg = JobList(compose_config(overrides), [{}]).specs()[0].sim
+    scale = min(1.0, seconds / cfg.duration_s)
+    d = cfg.duration_s * scale
+    start = min(cfg.start_window_s, d / 4)
+    cfg = dataclasses.replace(cfg, duration_s=d, warmup_s=cfg.warmup_s * scale, start_window_s=start)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(cfg.to_dict())], capture_output=True, text=True, check=True
+    )
+    return sim.estimate(cfg), json.loads(out.stdout)
+
+
+def main() -> None:
+    from sweeps.precheck import CONF_DIR
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="?", help="presets, comma-separated (default: all)")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    args = parser.parse_args()
+    names = args.names.split(",") if args.names else sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+    table = Table(title=f"estimate / measured, each preset's grid ends, {args.seconds:g} s of each")
+    for col in ("preset", "overrides", "packets", "peak RSS", "within 2x"):
+        table.add_column(col)
+    misses = 0
+    for name in names:
+        for overrides in grid_ends(name):
+            est, got = measure(overrides, args.seconds)
+            pk, mb = est.packets / max(got["packets"], 1), est.peak_memory_mb / got["rss_mb"]
+            ok = 0.5 <= pk <= 2 and 0.5 <= mb <= 2
+            misses += not ok
+            table.add_row(name, " ".join(overrides[1:])[:70], f"{pk:.2f}", f"{mb:.2f}", "yes" if ok else "NO")
+    Console(width=150).print(table)
+    print(f"{misses} of {2 * len(names)} points outside 2x")
+
+
+if __name__ == "__main__":
+    main()
