@@ -1,7 +1,8 @@
 """The Ray task loop of a sweep (`drive`): batches of jobs submitted as Ray tasks, at most
 `max_in_flight` at a time, batch sizes from measured job times, and the two ways a task can
 fail without its jobs failing. A worker or a node that died has its batch resubmitted (up to
-`ray.max_retries`). When the embedded local Ray node dies (its raylet fate-shares with its
+`ray.max_retries`), unless Ray's memory monitor killed it and one of its jobs alone is estimated
+to need more than a worker's share of the RAM: that batch is stored as failed at once. When the embedded local Ray node dies (its raylet fate-shares with its
 dashboard agent, which the OOM killer may pick), no job has failed: the loop says so in one
 line, restarts the embedded Ray, at most MAX_RESTARTS times, and resubmits every batch it held;
 past that, or on an external cluster, it raises RayLost (exit 3, "rerun to resume") and stores
@@ -32,6 +33,27 @@ def _node_died(e: BaseException) -> bool:
     from ray.exceptions import LocalRayletDiedError, NodeDiedError
 
     return isinstance(e, (LocalRayletDiedError, NodeDiedError))
+
+
+def oom_is_transient(e: BaseException, batch: list[Job], meta: dict[int, Any], cpus: int) -> bool:
+    """Whether a batch whose worker Ray's memory monitor killed (OutOfMemoryError) may succeed if
+    run again: yes unless one of its jobs alone is estimated to need more than a worker's share
+    of the machine's memory (its RAM over its cores); such a job would be killed again, and is
+    stored as failed at once. Jobs without an estimate (other backends) are retried."""
+    import os
+
+    from ray.exceptions import OutOfMemoryError
+
+    if not isinstance(e, OutOfMemoryError):
+        return True
+    share_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20 / max(1, cpus)
+    return all(_peak_mb(meta[j.index][0]) <= share_mb for j in batch)
+
+
+def _peak_mb(spec: Any) -> float:
+    import sim
+
+    return sim.estimate(spec.sim).peak_memory_mb if spec.params["backend"] == "engine" else 0.0
 
 
 def _local_node_alive() -> bool:
@@ -158,11 +180,13 @@ def drive(
                 if _node_died(e) and not _local_node_alive():
                     node_lost(e, (batch, meta, attempt))
                     break
-                if attempt < max_retries:  # a worker, or a node of a cluster, died: resubmit
+                transient = oom_is_transient(e, batch, meta, cpus)
+                if attempt < max_retries and transient:  # a worker, or a node of a cluster, died: resubmit
                     counts.retried += len(batch)
                     retry.append((batch, meta, attempt + 1))
                     continue
-                results = failed_results(batch, f"worker died {attempt + 1} times: {type(e).__name__}")
+                why = "" if transient else " (a job's estimated peak memory is over a worker's share of the RAM)"
+                results = failed_results(batch, f"worker died {attempt + 1} times: {type(e).__name__}{why}")
             collect(results, meta, attempt)
             job_s.extend(r.job_wall_s for r in results)
             if not fixed_batch and job_s:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import os
 import subprocess
 import sys
 import time
@@ -113,3 +115,25 @@ def test_a_sweep_stores_a_job_past_its_timeout_as_failed_and_goes_on(tmp_path, r
     failed = next(r for r in rows if r["status"] == "failed")
     assert failed == {"status": "failed", "error": "timeout after 5 s", "core_mbps": 10000.0}
     assert took < 60, took  # the issue's bound is 30 s with Ray's start-up; a margin for CI
+
+
+def test_a_worker_killed_for_memory_is_retried_only_if_its_jobs_fit_a_workers_share():
+    """Ray's memory monitor killed the batch's worker (OutOfMemoryError): a batch of small jobs
+    was a victim of the machine's pressure and is retried; a job estimated over a worker's share
+    of the RAM would be killed again, so it is stored as failed at once. Other deaths retry."""
+    from ray.exceptions import OutOfMemoryError, WorkerCrashedError
+
+    from sweeps.drive import oom_is_transient
+    from sweeps.worker import Job
+
+    trace = {"trace_max_events": 10**8, "trace_start_s": 0.0, "core_mbps": 10_000, "duration_s": 100, "flows": 100}
+    specs = JobList(compose_config([]), [{"flows": 10}, trace]).specs()
+    meta = {i: (spec, []) for i, spec in enumerate(specs)}
+    small, big = [Job(0, specs[0].run_id, {})], [Job(0, specs[0].run_id, {}), Job(1, specs[1].run_id, {})]
+    assert sim.estimate(specs[1].sim).peak_memory_mb > 1500  # a long trace: about 2 GB
+    oom = OutOfMemoryError("Task was killed due to the node running low on memory.")
+    ram_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    cpus = math.ceil(ram_mb / 1000)  # a worker's share of the RAM is then about 1 GB
+    assert oom_is_transient(oom, small, meta, cpus)
+    assert not oom_is_transient(oom, big, meta, cpus)
+    assert oom_is_transient(WorkerCrashedError(), big, meta, cpus)
