@@ -2,11 +2,12 @@
 `max_in_flight` at a time, batch sizes from measured job times, and the two ways a task can
 fail without its jobs failing. A worker or a node that died has its batch resubmitted (up to
 `ray.max_retries`), unless Ray's memory monitor killed it and one of its jobs alone is estimated
-to need more than a worker's share of the RAM: that batch is stored as failed at once. When the embedded local Ray node dies (its raylet fate-shares with its
-dashboard agent, which the OOM killer may pick), no job has failed: the loop says so in one
-line, restarts the embedded Ray, at most MAX_RESTARTS times, and resubmits every batch it held;
-past that, or on an external cluster, it raises RayLost (exit 3, "rerun to resume") and stores
-nothing for those jobs. docs/sweeps.md, "Faults"."""
+to need more than a worker's share of the RAM: that batch is stored as failed at once. When the
+embedded local Ray node dies (its raylet fate-shares with its dashboard agent, which the OOM
+killer may pick), no job has failed: the loop says so in one line, restarts the embedded Ray,
+at most MAX_RESTARTS times, and resubmits every batch it held; past that, or on an external
+cluster, it raises RayLost (exit 3, "rerun to resume") and stores nothing for those jobs.
+docs/sweeps.md, "Faults"."""
 
 from __future__ import annotations
 
