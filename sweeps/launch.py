@@ -259,7 +259,7 @@ CONFIRM_ABOVE = 10_000
 
 JOBS_PER_S = {False: 250.0, True: 120.0}
 """Jobs stored per second the estimate assumes for near-empty jobs, with MLflow off and on
-(`python -m bench.orchestration` on 2 cores, 2026-11-26: 269-305 and 128-145)."""
+(`python -m bench.orchestration` on 2 cores, 2026-11-26: 269-341 and 128-190)."""
 ESTIMATE_SAMPLE = 200
 """Jobs whose estimated cost (`sim.estimate`) the grid's is extrapolated from, spread evenly."""
 
