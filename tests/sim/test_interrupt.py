@@ -17,7 +17,8 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 print("start", flush=True)
 t = time.monotonic()
 try:
-    sim.run(tcp="reno", flows=100, core_mbps=1000, buffer_pkts=100, duration_s=100000, warmup_s=1)
+    cfg = sim.SimConfig(tcp="reno", flows=100, core_mbps=1000, buffer_pkts=100, duration_s=100000, warmup_s=1)
+    sim.run(cfg, limits=sim.Limits(max_events=float("inf")))  # hours of a core: over the default limit
 except KeyboardInterrupt:
     print(f"interrupted after {time.monotonic() - t:.2f}", flush=True)
     sys.exit(3)
