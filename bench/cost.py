@@ -52,18 +52,28 @@ def grid_ends(name: str) -> list[list[str]]:
     return ends
 
 
-def measure(overrides: list[str], seconds: float) -> tuple[sim.Estimate, dict[str, float]]:
-    from sweeps.api import JobList, compose_config
-
-    cfg = JobList(compose_config(overrides), [{}]).specs()[0].sim
+def cut(cfg: sim.SimConfig, seconds: float) -> sim.SimConfig:
+    """cfg shortened to `seconds` (if longer), its warm-up scaled and its start window at most a
+    quarter of the run."""
     scale = min(1.0, seconds / cfg.duration_s)
     d = cfg.duration_s * scale
     start = min(cfg.start_window_s, d / 4)
-    cfg = dataclasses.replace(cfg, duration_s=d, warmup_s=cfg.warmup_s * scale, start_window_s=start)
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(cfg.to_dict())], capture_output=True, text=True, check=True
-    )
-    return sim.estimate(cfg), json.loads(out.stdout)
+    return dataclasses.replace(cfg, duration_s=d, warmup_s=cfg.warmup_s * scale, start_window_s=start)
+
+
+def measured(cfg: sim.SimConfig) -> dict[str, float]:
+    """The run's packets arriving at links and its peak RSS, in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg.to_dict())], capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout)
+
+
+def measure(overrides: list[str], seconds: float) -> tuple[sim.Estimate, dict[str, float]]:
+    from sweeps.api import JobList, compose_config
+
+    cfg = cut(JobList(compose_config(overrides), [{}]).specs()[0].sim, seconds)
+    return sim.estimate(cfg), measured(cfg)
 
 
 def main() -> None:

@@ -17,8 +17,9 @@ ENGINE_EVENTS_PER_S = 3e6
 core; a third of that under load, and the estimate should not promise too little)."""
 
 
-def _half_the_ram_gb() -> float:
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30 / 2
+def ram_gb() -> float:
+    """The machine's RAM."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Limits:
     """Wall time after which a running job (`run`) stops with TimeoutError; None = never."""
 
     def memory_gb(self) -> float:
-        return self.max_memory_gb if self.max_memory_gb is not None else _half_the_ram_gb()
+        return self.max_memory_gb if self.max_memory_gb is not None else ram_gb() / 2
 
 
 @dataclass(frozen=True)

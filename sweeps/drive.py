@@ -41,20 +41,21 @@ def oom_is_transient(e: BaseException, batch: list[Job], meta: dict[int, Any], c
     run again: yes unless one of its jobs alone is estimated to need more than a worker's share
     of the machine's memory (its RAM over its cores); such a job would be killed again, and is
     stored as failed at once. Jobs without an estimate (other backends) are retried."""
-    import os
-
     from ray.exceptions import OutOfMemoryError
+
+    from sim.cost import ram_gb
 
     if not isinstance(e, OutOfMemoryError):
         return True
-    share_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20 / max(1, cpus)
+    share_mb = ram_gb() * 1024 / max(1, cpus)
     return all(_peak_mb(meta[j.index][0]) <= share_mb for j in batch)
 
 
 def _peak_mb(spec: Any) -> float:
     import sim
+    from sweeps.backends import DEFAULT
 
-    return sim.estimate(spec.sim).peak_memory_mb if spec.params["backend"] == "engine" else 0.0
+    return sim.estimate(spec.sim).peak_memory_mb if spec.params["backend"] == DEFAULT else 0.0
 
 
 def _local_node_alive() -> bool:

@@ -58,7 +58,7 @@ class BulkWriter:
         run_rows, tag_rows, param_rows, metric_rows, latest_rows = [], [], [], [], []
         for rid, r in zip(ids, runs):
             artifact_uri = append_to_uri_path(self.artifact_root, rid, "artifacts")
-            self._files(artifact_uri, r.files)
+            write_artifacts(artifact_uri, r.files)
             run_rows.append(
                 dict(
                     run_uuid=rid,
@@ -113,23 +113,25 @@ class BulkWriter:
                 latest[key] = row
         return list(rows.values()), list(latest.values())
 
-    @staticmethod
-    def _files(artifact_uri: str, files: dict[str, bytes]) -> None:
-        if not files:
-            return
-        if artifact_uri.startswith("file:"):  # the usual case: written in place, no copy
-            from mlflow.utils.file_utils import local_file_uri_to_path
 
-            d = Path(local_file_uri_to_path(artifact_uri))
-            d.mkdir(parents=True, exist_ok=True)
-            for name, data in files.items():
-                (d / name).write_bytes(data)
-            return
-        import tempfile
+def write_artifacts(artifact_uri: str, files: dict[str, bytes]) -> None:
+    """A run's artifacts (by file name) into its artifact location: written in place when it is
+    local, else through MLflow's artifact repository."""
+    if not files:
+        return
+    if artifact_uri.startswith("file:"):  # the usual case: no copy
+        from mlflow.utils.file_utils import local_file_uri_to_path
 
-        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+        d = Path(local_file_uri_to_path(artifact_uri))
+        d.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (d / name).write_bytes(data)
+        return
+    import tempfile
 
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, data in files.items():
-                (Path(tmp) / name).write_bytes(data)
-            get_artifact_repository(artifact_uri).log_artifacts(tmp)
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in files.items():
+            (Path(tmp) / name).write_bytes(data)
+        get_artifact_repository(artifact_uri).log_artifacts(tmp)

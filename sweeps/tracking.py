@@ -299,8 +299,9 @@ class Tracker:
             return
         self.start_loggers()
         for i, q in enumerate(self._queues):
-            if items[i :: len(self._queues)]:
-                q.put(_message(items[i :: len(self._queues)]))
+            part = items[i :: len(self._queues)]
+            if part:
+                q.put(_message(part))
         self._submitted += len(items)
 
     def submitted(self) -> int:
@@ -512,12 +513,9 @@ class _ChildLogger:
 
     def log(self, row: dict[str, Any], ts: dict[str, list], flows: Any, existing: str | None) -> None:
         """One run through the client API."""
-        import tempfile
-
         from mlflow.entities import Metric, Param, RunTag
-        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
-        from sweeps.mlflow_bulk import NOTE
+        from sweeps.mlflow_bulk import NOTE, write_artifacts
 
         child = self.child(row, ts, flows, int(time.time() * 1000))
         if existing:
@@ -535,8 +533,5 @@ class _ChildLogger:
         metrics = [Metric(k, v, t, step) for k, v, t, step in child.metrics]
         self.client.log_batch(rid, metrics=metrics, params=params[:100], tags=tags)
         if artifact_uri:
-            with tempfile.TemporaryDirectory() as d:
-                for name, data in child.files.items():
-                    (Path(d) / name).write_bytes(data)
-                get_artifact_repository(artifact_uri).log_artifacts(d)
+            write_artifacts(artifact_uri, child.files)
         self.client.set_terminated(rid, status=child.status)

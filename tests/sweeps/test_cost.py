@@ -4,27 +4,15 @@ the limits that refuse a run in one line naming the keys that drive it, or stop 
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
 import sim
+from bench.cost import cut, measured
 from sweeps.api import JobList, compose_config
 
-CHILD = """
-import json, sys
-import sim
-from sim.fuzz_cost import vm_mb  # VmHWM: ru_maxrss would carry the pytest worker's peak
-r = sim.run(sim.SimConfig.from_fields(**json.loads(sys.argv[1])))
-print(json.dumps({"packets": sum(r.links["arrivals_total"].to_pylist()),
-                  "rss_mb": vm_mb("VmHWM")}))
-"""
 SAMPLE = [
     ("dick_table", {"flows": 120}),
     ("abs_parking_lot_mix", {"buffer_pkts": 20}),
@@ -35,24 +23,14 @@ SAMPLE = [
 SECONDS = 10.0
 
 
-def _measured(cfg: sim.SimConfig) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg.to_dict())], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout)
-
-
 def _preset(name: str, point: dict) -> sim.SimConfig:
-    cfg = JobList(compose_config([f"+experiment={name}"]), [point]).specs()[0].sim
-    scale = SECONDS / cfg.duration_s
-    return dataclasses.replace(
-        cfg, duration_s=SECONDS, warmup_s=cfg.warmup_s * scale, start_window_s=min(cfg.start_window_s, SECONDS / 4)
-    )
+    return cut(JobList(compose_config([f"+experiment={name}"]), [point]).specs()[0].sim, SECONDS)
 
 
 @pytest.mark.parametrize(("name", "point"), SAMPLE, ids=[s[0] for s in SAMPLE])
 def test_the_estimate_is_within_2x_of_a_preset_run(name, point):
     cfg = _preset(name, point)
-    est, got = sim.estimate(cfg), _measured(cfg)
+    est, got = sim.estimate(cfg), measured(cfg)
     assert 0.5 <= est.packets / got["packets"] <= 2, (est, got)
     assert 0.5 <= est.peak_memory_mb / got["rss_mb"] <= 2, (est, got)
 
@@ -62,7 +40,7 @@ def test_the_estimate_follows_memory_per_flow():
     cfg = sim.SimConfig(
         flows=20_000, duration_s=2, warmup_s=1, start_window_s=0.5, core_mbps=1000, access_mbps=10, buffer_pkts=5000
     )
-    est, got = sim.estimate(cfg), _measured(cfg)
+    est, got = sim.estimate(cfg), measured(cfg)
     assert 0.5 <= (est.peak_memory_mb - 100) / (got["rss_mb"] - 100) <= 2, (est, got)
     assert est.memory_drivers[0][0] == "flows"
 
@@ -132,8 +110,7 @@ def test_a_worker_killed_for_memory_is_retried_only_if_its_jobs_fit_a_workers_sh
     small, big = [Job(0, specs[0].run_id, {})], [Job(0, specs[0].run_id, {}), Job(1, specs[1].run_id, {})]
     assert sim.estimate(specs[1].sim).peak_memory_mb > 1500  # a long trace: about 2 GB
     oom = OutOfMemoryError("Task was killed due to the node running low on memory.")
-    ram_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
-    cpus = math.ceil(ram_mb / 1000)  # a worker's share of the RAM is then about 1 GB
+    cpus = math.ceil(sim.cost.ram_gb() * 1024 / 1000)  # a worker's share of the RAM is then about 1 GB
     assert oom_is_transient(oom, small, meta, cpus)
     assert not oom_is_transient(oom, big, meta, cpus)
     assert oom_is_transient(WorkerCrashedError(), big, meta, cpus)
