@@ -15,6 +15,7 @@ allowed values.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
@@ -120,10 +121,8 @@ def _build_converter(desc: dict[str, Any]) -> Callable[[Any], Any]:
         return lambda v: None if v is None else _filled(cls, {k: f(v[k]) for k, f in fields})
     if kind == "union":
         specs = {s["key"]: _converter(s["type"]) for s in union_specs(desc)}
-        variants = {
-            x["name"]: (_variant(desc, x), {f.name for f in dataclasses.fields(_variant(desc, x))})
-            for x in desc["variants"]
-        }
+        classes = [_variant(desc, x) for x in desc["variants"]]
+        variants = {x["name"]: (c, _field_names(c)) for x, c in zip(desc["variants"], classes)}
         tag = desc["tag"]
 
         def union(v: Any) -> Any:
@@ -178,21 +177,14 @@ _MOVED.update(
 )
 
 
+@functools.cache
 def _field_names(cls: type) -> frozenset[str]:
-    names = cls.__dict__.get("_names")
-    if names is None:
-        names = frozenset(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
-        cls._names = names  # type: ignore[attr-defined]
-    return names
+    return frozenset(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
 
 
-_TOP: list[tuple[str, Callable[[Any], Any]]] = []
-
-
-def _top_converters() -> list[tuple[str, Callable[[Any], Any]]]:
-    if not _TOP:
-        _TOP.extend((spec["key"], _converter(spec["type"])) for spec in CONFIG["fields"])
-    return _TOP
+@functools.cache
+def _top_converters() -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    return tuple((spec["key"], _converter(spec["type"])) for spec in CONFIG["fields"])
 
 
 class _SimConfigBase:
