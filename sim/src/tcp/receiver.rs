@@ -88,15 +88,28 @@ impl TcpReceiver {
         self.next_expected - 1
     }
 
+    /// Index of the first held block ending above `seq`. Most arrivals out of order extend the
+    /// highest block, so the last two are looked at before a search over up to a hundred.
+    fn first_ending_above(&self, seq: i64) -> usize {
+        let n = self.held.len();
+        if n == 0 || self.held[n - 1].1 <= seq {
+            n
+        } else if n == 1 || self.held[n - 2].1 <= seq {
+            n - 1
+        } else {
+            self.held[..n - 2].partition_point(|b| b.1 <= seq)
+        }
+    }
+
     /// Index of the held block containing `seq`, if any.
     fn block_of(&self, seq: i64) -> Option<usize> {
-        let i = self.held.partition_point(|b| b.1 <= seq);
+        let i = self.first_ending_above(seq);
         (i < self.held.len() && self.held[i].0 <= seq).then_some(i)
     }
 
     /// Holds out-of-order `seq` (> next_expected): joins it to its neighbours' blocks.
     fn hold(&mut self, seq: i64) {
-        let i = self.held.partition_point(|b| b.1 <= seq); // the first block ending above seq
+        let i = self.first_ending_above(seq);
         if i < self.held.len() && self.held[i].0 <= seq {
             return; // already held
         }

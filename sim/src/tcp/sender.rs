@@ -403,7 +403,8 @@ impl TcpSender {
             return; // an old ACK, reordered behind newer ones: nothing to learn
         }
         c.end_cwr(ackno);
-        let prior = (self.recovery.in_flight(&c.st), c.lost_pkts);
+        // Before the ACK: what its rate sample compares with (a scoreboard's walk, so only then).
+        let prior = c.rate.is_some().then(|| (self.recovery.in_flight(&c.st), c.lost_pkts));
         let sample = c.rate.as_mut().map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
@@ -432,7 +433,7 @@ impl TcpSender {
         self.law.on_ack_event(&mut c.st, &ev);
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
         if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
-            if let Some(rs) = sample {
+            if let (Some(rs), Some(prior)) = (sample, prior) {
                 self.rate_sample(rs, prior);
             }
             self.recovery.after_ack(&mut self.core, now, out);
@@ -485,7 +486,7 @@ impl TcpSender {
                 }
             }
         }
-        if let Some(rs) = sample {
+        if let (Some(rs), Some(prior)) = (sample, prior) {
             self.rate_sample(rs, prior);
         }
         if !self.recovery.send(&mut self.core, now, out) {
@@ -525,9 +526,9 @@ impl TcpSender {
     /// window is app-limited, and so are the rate samples of what it sends until then.
     fn check_app_limited(&mut self) {
         let c = &mut self.core;
-        if let Some(r) = &mut c.rate {
-            let in_flight = self.recovery.in_flight(&c.st);
-            if c.st.t_seqno >= c.size_pkts && (in_flight as f64) < c.st.cwnd {
+        if let Some(r) = c.rate.as_mut().filter(|_| c.st.t_seqno >= c.size_pkts) {
+            let in_flight = self.recovery.in_flight(&c.st); // a scoreboard's walk: only when out of data
+            if (in_flight as f64) < c.st.cwnd {
                 r.mark_app_limited(in_flight);
             }
         }

@@ -34,6 +34,9 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
 /// Whether one range of `ranges` (sorted, disjoint) holds all of [start, end): most SACK blocks
 /// are reported again unchanged, and then there is nothing to add.
 pub fn covers(ranges: &[(i64, i64)], start: i64, end: i64) -> bool {
+    if let Some(&(s, e)) = ranges.last().filter(|r| start >= r.0) {
+        return s <= start && end <= e; // most often the newest block, the highest: no search
+    }
     let i = ranges.partition_point(|r| r.1 < end);
     ranges.get(i).is_some_and(|r| r.0 <= start)
 }
@@ -44,6 +47,9 @@ pub struct Sack {
     sacked: Vec<(i64, i64)>,
     /// The packets in `sacked` (kept, not summed: RACK reads it several times an ACK).
     sacked_count: i64,
+    /// `before[i] - before[0]`: the packets in `sacked[..i]`. Prefix sums, so that `pipe` (twice an
+    /// ACK) counts below a limit in one search instead of a sum over up to a hundred ranges.
+    before: Vec<i64>,
     /// The highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: i64,
     in_recovery: bool,
@@ -71,18 +77,29 @@ impl Sack {
         }
         let lo = self.sacked.partition_point(|b| b.1 < block.0);
         let hi = self.sacked.partition_point(|b| b.0 <= block.1);
-        let before: i64 = self.sacked[lo..hi].iter().map(|&(s, e)| e - s).sum();
+        let merged: i64 = self.sacked[lo..hi].iter().map(|&(s, e)| e - s).sum();
+        let at_lo = self.before.get(lo).copied().unwrap_or_else(|| self.before_end());
         add_range(&mut self.sacked, block);
-        self.sacked_count += self.sacked[lo].1 - self.sacked[lo].0 - before; // merged at `lo`
+        let grown = self.sacked[lo].1 - self.sacked[lo].0 - merged; // merged at `lo`
+        self.sacked_count += grown;
+        self.before.splice(lo..hi, [at_lo]);
+        self.before[lo + 1..].iter_mut().for_each(|b| *b += grown);
+    }
+
+    /// What `before` would hold for a range after the last.
+    fn before_end(&self) -> i64 {
+        self.before.first().map_or(0, |b0| b0 + self.sacked_count)
     }
 
     /// Forgets what the cumulative ACK `ackno` now covers.
     pub fn drop_to(&mut self, ackno: i64) {
         let keep = self.sacked.partition_point(|b| b.1 <= ackno + 1);
         self.sacked_count -= self.sacked.drain(..keep).map(|(s, e)| e - s).sum::<i64>();
+        self.before.drain(..keep);
         if let Some(first) = self.sacked.first_mut() {
             let start = first.0.max(ackno + 1);
             self.sacked_count -= start - first.0;
+            self.before[0] += start - first.0; // counted before the first range now
             first.0 = start;
         }
     }
@@ -100,16 +117,15 @@ impl Sack {
         i64::MIN
     }
 
-    /// SACKed packets in (st.highest_ack, below): summed from whichever end is nearer (`pipe`
-    /// asks near the top, for the lost limit, and near the bottom, for HighRxt, on every ACK).
+    /// SACKed packets in (st.highest_ack, below), from the prefix sums.
     fn sacked_below(&self, below: i64) -> i64 {
+        if self.sacked.first().is_none_or(|b| below <= b.0) {
+            return 0; // outside recovery HighRxt is below every SACKed packet
+        }
         let i = self.sacked.partition_point(|b| b.1 <= below); // ranges wholly below
-        let len = |&(s, e): &(i64, i64)| e - s;
-        let straddle = self.sacked.get(i).map_or(0, |&(s, _)| (below - s).max(0));
-        let n = if i <= self.sacked.len() / 2 {
-            self.sacked[..i].iter().map(len).sum::<i64>() + straddle
-        } else {
-            self.sacked_count - self.sacked[i..].iter().map(len).sum::<i64>() + straddle
+        let n = match self.sacked.get(i) {
+            Some(&(s, _)) => self.before[i] - self.before[0] + (below - s).max(0),
+            None => self.sacked_count,
         };
         debug_assert_eq!(n, self.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum::<i64>());
         n
@@ -155,9 +171,18 @@ impl Sack {
     /// unSACKed packet retransmitted in this recovery.
     pub fn pipe(&self, st: &TcpState) -> i64 {
         let (low, high) = (st.highest_ack, st.maxseq);
-        let unsacked = (high - low) - self.sacked_below(high + 1);
-        let lost_limit = self.lost_below().max(self.rto_lost.unwrap_or(i64::MIN)).clamp(low + 1, high + 1);
-        let lost = (lost_limit - low - 1) - self.sacked_below(lost_limit);
+        // Every SACKed packet is below maxseq + 1: the searches are left to the limits that need one.
+        debug_assert_eq!(self.sacked_below(high + 1), self.sacked_count);
+        let unsacked = (high - low) - self.sacked_count;
+        let by_dupthresh = self.lost_below();
+        let lost_limit = by_dupthresh.max(self.rto_lost.unwrap_or(i64::MIN)).clamp(low + 1, high + 1);
+        let lost_sacked = if lost_limit == by_dupthresh {
+            self.sacked_count - DUP_THRESH // DupThresh SACKed packets lie at or above it
+        } else {
+            self.sacked_below(lost_limit)
+        };
+        debug_assert_eq!(lost_sacked, self.sacked_below(lost_limit));
+        let lost = (lost_limit - low - 1) - lost_sacked;
         let rxt_limit = self.high_rxt.clamp(low, high) + 1;
         let retransmitted = (rxt_limit - low - 1) - self.sacked_below(rxt_limit);
         unsacked - lost + retransmitted
@@ -294,6 +319,7 @@ impl Recovery for Sack {
             return;
         }
         self.sacked.clear();
+        self.before.clear();
         self.sacked_count = 0;
         self.in_recovery = false;
         self.high_rxt = i64::MIN;
