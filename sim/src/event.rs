@@ -1,8 +1,9 @@
-//! The event list, ordered by (time, insertion sequence), kept in a calendar queue
-//! (`calendar.rs`). Details: docs/engine.md, `event.rs`.
+//! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence).
+//! Details: docs/engine.md, `event.rs`.
 
-use crate::calendar::Calendar;
 use crate::time::Time;
+use dary_heap::QuaternaryHeap;
+use std::cmp::Ordering;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -50,19 +51,38 @@ fn time_of(key: u128) -> Time {
     (key >> 64) as Time
 }
 
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// See `key`.
+    key: u128,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+#[derive(Default)]
 pub struct EventQueue {
-    /// Events by key (see `key`).
-    calendar: Calendar<Event>,
+    heap: QuaternaryHeap<Entry>,
     next_seq: u64,
     /// The time of the last event popped: nothing may be scheduled before it.
     now: Time,
     pub executed: u64,
-}
-
-impl Default for EventQueue {
-    fn default() -> Self {
-        Self { calendar: Calendar::new(), next_seq: 0, now: 0, executed: 0 }
-    }
 }
 
 impl EventQueue {
@@ -98,27 +118,26 @@ impl EventQueue {
         assert!(time >= self.now, "event {event:?} scheduled at {time} ps, before now ({} ps)", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.calendar.push(key(time, class | seq), event);
+        self.heap.push(Entry { key: key(time, class | seq), event });
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.pop_until(Time::MAX)
+        let e = self.heap.pop()?;
+        self.executed += 1;
+        self.now = time_of(e.key);
+        Some((time_of(e.key), e.event))
     }
 
-    /// The next event if it is due at or before `end`; otherwise None, and the run is over.
-    pub fn pop_until(&mut self, end: Time) -> Option<(Time, Event)> {
-        let (k, event) = self.calendar.pop_until(end)?;
-        self.executed += 1;
-        self.now = time_of(k);
-        Some((self.now, event))
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| time_of(e.key))
     }
 
     pub fn len(&self) -> usize {
-        self.calendar.len()
+        self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.calendar.is_empty()
+        self.heap.is_empty()
     }
 }
 

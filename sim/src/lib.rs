@@ -2,7 +2,6 @@
 //! (`world::run`), with PyO3 bindings under the `python` feature.
 //! Details: docs/engine.md, `lib.rs`.
 
-pub mod calendar;
 pub mod config;
 pub mod estimate;
 pub mod event;
