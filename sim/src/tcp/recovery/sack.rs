@@ -366,6 +366,32 @@ mod tests {
         assert_eq!(r.holes(0, 2).collect::<Vec<_>>(), vec![(1, 2)]);
     }
 
+    /// The prefix sums `pipe` counts from stay equal to a plain count through merges, inserts
+    /// below and above, and cumulative ACKs that cut into a range.
+    #[test]
+    fn counts_below_a_limit_match_a_plain_count() {
+        let mut r = Sack::default();
+        let plain = |r: &Sack, below: i64| r.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum::<i64>();
+        let mut x = 7u64; // a small LCG: the test needs no random crate
+        let mut rand = move |n: i64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % n as u64) as i64
+        };
+        let mut una = -1;
+        for step in 0..3000 {
+            let start = una + 1 + rand(200);
+            r.on_sack(&st(una, una + 300), &[(start, start + 1 + rand(6))]);
+            if step % 7 == 0 {
+                una += rand(20);
+                r.drop_to(una);
+            }
+            for below in [una + 1, una + 5, una + 50, una + 150, una + 400] {
+                assert_eq!(r.sacked_below(below), plain(&r, below), "step {step}, below {below}");
+            }
+            assert_eq!(r.sacked_pkts(), plain(&r, i64::MAX));
+        }
+    }
+
     #[test]
     fn is_lost_needs_three_sacked_above_and_pipe_counts_per_rfc6675() {
         let mut r = Sack::default();
