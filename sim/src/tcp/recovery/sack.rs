@@ -77,8 +77,8 @@ impl Sack {
         }
         let lo = self.sacked.partition_point(|b| b.1 < block.0);
         let hi = self.sacked.partition_point(|b| b.0 <= block.1);
-        let merged: i64 = self.sacked[lo..hi].iter().map(|&(s, e)| e - s).sum();
-        let at_lo = self.before.get(lo).copied().unwrap_or_else(|| self.before_end());
+        let at = |i: usize| self.before.get(i).copied().unwrap_or_else(|| self.before_end());
+        let (at_lo, merged) = (at(lo), at(hi) - at(lo)); // the packets in sacked[lo..hi]
         add_range(&mut self.sacked, block);
         let grown = self.sacked[lo].1 - self.sacked[lo].0 - merged; // merged at `lo`
         self.sacked_count += grown;
