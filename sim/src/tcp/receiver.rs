@@ -31,8 +31,11 @@ pub struct TcpReceiver {
     /// The packets held out of order: sorted, disjoint, non-adjacent [start, end) blocks above
     /// `next_expected`. A handful at a time (one per hole), so a sorted vector beats a tree.
     held: Vec<(i64, i64)>,
-    /// One packet of each of the most recently changed blocks, the newest first (SACK order).
-    recent: [i64; MAX_SACK_BLOCKS],
+    /// The most recently changed blocks, the newest first (SACK order), as they are now: a block
+    /// changes only by taking the arriving packet, and then it is the newest. An entry the
+    /// cumulative ACK has passed (end <= next_expected) is stale: it keeps its slot, unreported.
+    /// Ranges, not packets: finding a packet's block took a search per entry on every arrival.
+    recent: [(i64, i64); MAX_SACK_BLOCKS],
     n_recent: usize,
     delayed_ack: bool,
     delack: Time,
@@ -55,7 +58,7 @@ impl TcpReceiver {
         Self {
             next_expected: 0,
             held: Vec::new(),
-            recent: [0; MAX_SACK_BLOCKS],
+            recent: [(0, 0); MAX_SACK_BLOCKS],
             n_recent: 0,
             delayed_ack,
             delack,
@@ -101,12 +104,6 @@ impl TcpReceiver {
         }
     }
 
-    /// Index of the held block containing `seq`, if any.
-    fn block_of(&self, seq: i64) -> Option<usize> {
-        let i = self.first_ending_above(seq);
-        (i < self.held.len() && self.held[i].0 <= seq).then_some(i)
-    }
-
     /// Holds out-of-order `seq` (> next_expected): joins it to its neighbours' blocks.
     fn hold(&mut self, seq: i64) {
         let i = self.first_ending_above(seq);
@@ -115,27 +112,38 @@ impl TcpReceiver {
         }
         let joins_left = i > 0 && self.held[i - 1].1 == seq;
         let joins_right = i < self.held.len() && self.held[i].0 == seq + 1;
-        match (joins_left, joins_right) {
+        let block = match (joins_left, joins_right) {
             (true, true) => {
                 self.held[i - 1].1 = self.held[i].1;
                 self.held.remove(i);
+                i - 1
             }
-            (true, false) => self.held[i - 1].1 = seq + 1,
-            (false, true) => self.held[i].0 = seq,
-            (false, false) => self.held.insert(i, (seq, seq + 1)),
-        }
-        self.note_recent(seq);
+            (true, false) => {
+                self.held[i - 1].1 = seq + 1;
+                i - 1
+            }
+            (false, true) => {
+                self.held[i].0 = seq;
+                i
+            }
+            (false, false) => {
+                self.held.insert(i, (seq, seq + 1));
+                i
+            }
+        };
+        self.note_recent(self.held[block]);
     }
 
-    /// `seq`'s block becomes the most recent; entries now in the same block are dropped.
-    fn note_recent(&mut self, seq: i64) {
-        let block = self.block_of(seq);
-        let mut kept = [0i64; MAX_SACK_BLOCKS];
+    /// `block` (which just took a packet) becomes the most recent; entries now inside it are
+    /// dropped; stale ones keep their slots.
+    fn note_recent(&mut self, block: (i64, i64)) {
+        let mut kept = [(0, 0); MAX_SACK_BLOCKS];
         let mut n = 1;
-        kept[0] = seq;
-        for &s in &self.recent[..self.n_recent] {
-            if n < MAX_SACK_BLOCKS && self.block_of(s) != block {
-                kept[n] = s;
+        kept[0] = block;
+        for &r in &self.recent[..self.n_recent] {
+            let inside = block.0 <= r.0 && r.1 <= block.1;
+            if n < MAX_SACK_BLOCKS && !inside {
+                kept[n] = r;
                 n += 1;
             }
         }
@@ -195,14 +203,12 @@ impl TcpReceiver {
     pub fn sack_blocks(&self, max_blocks: usize) -> SackList {
         let mut out = SackList::default();
         let max = max_blocks.min(MAX_SACK_BLOCKS);
-        for &s in &self.recent[..self.n_recent] {
+        for &r in &self.recent[..self.n_recent] {
             if out.len as usize >= max {
                 break;
             }
-            if let Some(i) = self.block_of(s) {
-                if !out.as_slice().contains(&self.held[i]) {
-                    out.push(self.held[i]);
-                }
+            if r.1 > self.next_expected && !out.as_slice().contains(&r) {
+                out.push(r);
             }
         }
         out
@@ -312,5 +318,20 @@ mod tests {
         assert_eq!(r.on_data(0, 11).0, Some(13));
         assert_eq!(r.sack_blocks(4).as_slice(), &[]);
         assert_eq!(r.delivered, 14);
+    }
+
+    /// A block the cumulative ACK has passed keeps its slot among the recent ones until pushed
+    /// out: here it costs (4, 5) its place in the ACK (the behaviour the fingerprints hold).
+    #[test]
+    fn a_passed_block_keeps_its_recent_slot() {
+        let mut r = TcpReceiver::new(false, 0);
+        for s in [0, 4, 6, 8, 2] {
+            r.on_data(0, s);
+        }
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(2, 3), (8, 9), (6, 7), (4, 5)]);
+        assert_eq!(r.on_data(0, 1).0, Some(2), "(2, 3) is passed, and stale");
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(8, 9), (6, 7), (4, 5)]);
+        r.on_data(0, 10);
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(10, 11), (8, 9), (6, 7)]);
     }
 }
