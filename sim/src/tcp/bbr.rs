@@ -9,7 +9,7 @@
 //! Details: docs/tcp.md, `tcp/bbr.rs`.
 
 use super::minmax::WindowedMax;
-use super::rate::{CaState, RateSample};
+use super::rate::{CaState, InFlight, RateSample};
 use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
 use crate::params::{normalize, Param, Value, VariantDef};
 use crate::rng::SimRng;
@@ -354,19 +354,19 @@ impl Bbr {
         self.full_bw_reached = self.full_bw_rounds >= FULL_BW_ROUNDS;
     }
 
-    fn check_drain(&mut self, st: &mut TcpState, rs: &RateSample) {
+    fn check_drain(&mut self, st: &mut TcpState, rs: &RateSample, in_flight: &InFlight) {
         if self.mode == Mode::Startup && self.full_bw_reached {
             self.mode = Mode::Drain;
             st.ssthresh = self.inflight(self.max_bw(), 1.0);
         }
-        if self.mode == Mode::Drain && self.in_net(rs.in_flight) <= self.inflight(self.max_bw(), 1.0) {
+        if self.mode == Mode::Drain && self.in_net(in_flight.get()) <= self.inflight(self.max_bw(), 1.0) {
             self.enter_probe_bw(rs.delivered_time);
         }
     }
 
     /// `bbr_update_min_rtt`: the 10-s min RTT filter, and PROBE_RTT when it expires: 4 packets
     /// for 200 ms and a round, then back to the mode BBR was in.
-    fn update_min_rtt(&mut self, st: &mut TcpState, rs: &RateSample) {
+    fn update_min_rtt(&mut self, st: &mut TcpState, rs: &RateSample, in_flight: &InFlight) {
         let expired = rs.now > self.min_rtt_stamp + from_secs(MIN_RTT_WINDOW_S);
         if let Some(rtt) = rs.rtt {
             if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
@@ -383,7 +383,7 @@ impl Bbr {
             return;
         }
         match self.probe_rtt_done {
-            None if rs.in_flight as f64 <= CWND_MIN_TARGET => {
+            None if in_flight.get() as f64 <= CWND_MIN_TARGET => {
                 self.probe_rtt_done = Some(rs.now + from_secs(PROBE_RTT_S));
                 self.probe_rtt_round_done = false;
                 self.next_round_delivered = rs.delivered_total;
@@ -413,7 +413,7 @@ impl Bbr {
     /// `bbr_set_cwnd_to_recover_or_restore`: losses come off the window; the first round of
     /// recovery conserves packets (one out per one delivered); leaving recovery restores the
     /// window from before it. Returns the window and whether conservation decides it.
-    fn recover_or_restore(&mut self, st: &TcpState, rs: &RateSample, acked: f64) -> (f64, bool) {
+    fn recover_or_restore(&mut self, st: &TcpState, rs: &RateSample, in_flight: &InFlight, acked: f64) -> (f64, bool) {
         let mut cwnd = st.cwnd;
         if rs.losses > 0 {
             cwnd = (cwnd - rs.losses as f64).max(1.0);
@@ -422,25 +422,25 @@ impl Bbr {
         if state == CaState::Recovery && prev != CaState::Recovery {
             self.packet_conservation = true;
             self.next_round_delivered = rs.delivered_total; // the round starts now
-            cwnd = rs.in_flight as f64 + acked;
+            cwnd = in_flight.get() as f64 + acked;
         } else if prev >= CaState::Recovery && state < CaState::Recovery {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
         }
         self.prev_ca = state;
         if self.packet_conservation {
-            return (cwnd.max(rs.in_flight as f64 + acked), true);
+            return (cwnd.max(in_flight.get() as f64 + acked), true);
         }
         (cwnd, false)
     }
 
     /// `bbr_set_cwnd`: slow-start towards cwnd_gain x BDP (plus aggregation and bursts), or
     /// snap down to it once the pipe is full; 4 packets at least, and at most in PROBE_RTT.
-    fn set_cwnd(&mut self, st: &mut TcpState, rs: &RateSample, bw: f64) {
+    fn set_cwnd(&mut self, st: &mut TcpState, rs: &RateSample, in_flight: &InFlight, bw: f64) {
         let acked = rs.acked_sacked as f64;
         let mut cwnd = st.cwnd;
         if acked > 0.0 {
-            let (c, conserving) = self.recover_or_restore(st, rs, acked);
+            let (c, conserving) = self.recover_or_restore(st, rs, in_flight, acked);
             cwnd = c;
             if !conserving {
                 let target = self.quantization_budget(self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd());
@@ -563,7 +563,7 @@ impl WindowLaw for Bbr {
     }
 
     /// `bbr_main`: the model, then the pacing rate and the window.
-    fn on_rate_sample(&mut self, st: &mut TcpState, rs: &RateSample) {
+    fn on_rate_sample(&mut self, st: &mut TcpState, rs: &RateSample, in_flight: &InFlight) {
         if !self.started {
             self.started = true;
             self.min_rtt_stamp = rs.now;
@@ -576,17 +576,23 @@ impl WindowLaw for Bbr {
             self.advance_cycle_phase(rs.delivered_time);
         }
         self.check_full_bw_reached(rs);
-        self.check_drain(st, rs);
-        self.update_min_rtt(st, rs);
+        self.check_drain(st, rs, in_flight);
+        self.update_min_rtt(st, rs, in_flight);
         self.update_gains();
         let bw = self.bw();
         self.set_pacing_rate(st.cwnd, bw, rs.srtt_s);
-        self.set_cwnd(st, rs, bw);
+        self.set_cwnd(st, rs, in_flight, bw);
         self.last = (rs.delivered_total, rs.delivered_time, rs.lost_total);
     }
 
     fn pacing_rate_pps(&self) -> Option<f64> {
         (self.started && self.pacing_rate > 0.0).then_some(self.pacing_rate)
+    }
+
+    /// `bbr_is_next_cycle_phase` reads it, in PROBE_BW with a gain other than 1; nothing before
+    /// it in `on_rate_sample` changes the mode or the gain.
+    fn reads_prior_in_flight(&self) -> bool {
+        self.mode == Mode::ProbeBw && self.pacing_gain != 1.0
     }
 
     fn marks_app_limited(&self) -> bool {
@@ -628,12 +634,11 @@ mod tests {
                 acked_sacked: 1,
                 rtt: Some(rtt),
                 prior_in_flight: in_flight,
-                in_flight,
                 delivered_total: self.delivered,
                 delivered_time: self.now,
                 ..Default::default()
             };
-            law.on_rate_sample(st, &rs);
+            law.on_rate_sample(st, &rs, &InFlight::known(in_flight));
         }
     }
 
@@ -723,16 +728,15 @@ mod tests {
             now: path.now,
             acked_sacked: 1,
             losses: 1,
-            in_flight: 60,
             delivered_total: path.delivered,
             delivered_time: path.now,
             ca: CaState::Recovery,
             ..Default::default()
         };
-        law.on_rate_sample(&mut st, &rs);
+        law.on_rate_sample(&mut st, &rs, &InFlight::known(60));
         assert_eq!(st.cwnd, 61.0, "in flight + delivered");
-        let rs = RateSample { ca: CaState::Open, in_flight: 61, ..rs };
-        law.on_rate_sample(&mut st, &rs);
+        let rs = RateSample { ca: CaState::Open, ..rs };
+        law.on_rate_sample(&mut st, &rs, &InFlight::known(61));
         assert!(st.cwnd >= before - 2.0, "restored (to the target, which moves with the gain phase): {} from {before}", st.cwnd);
     }
 }

@@ -173,7 +173,12 @@ pub trait WindowLaw: Send {
     }
     /// Linux's `cong_control` hook: after every ACK's loss processing (a law that sets its
     /// window itself, BBR, does it here; recoveries then only choose what to send).
-    fn on_rate_sample(&mut self, _st: &mut TcpState, _rs: &rate::RateSample) {}
+    fn on_rate_sample(&mut self, _st: &mut TcpState, _rs: &rate::RateSample, _in_flight: &rate::InFlight) {}
+    /// The next `on_rate_sample` reads `RateSample::prior_in_flight`: counted before the ACK only
+    /// then (for BBR only while probing or draining in PROBE_BW).
+    fn reads_prior_in_flight(&self) -> bool {
+        true
+    }
     /// The law's pacing rate in packets per second, which `release = paced` follows.
     fn pacing_rate_pps(&self) -> Option<f64> {
         None
@@ -399,8 +404,12 @@ macro_rules! window_laws {
                 match self { $(AnyLaw::$law(l) => l.wants_rate_samples(),)* }
             }
             #[inline]
-            fn on_rate_sample(&mut self, st: &mut TcpState, rs: &rate::RateSample) {
-                match self { $(AnyLaw::$law(l) => l.on_rate_sample(st, rs),)* }
+            fn on_rate_sample(&mut self, st: &mut TcpState, rs: &rate::RateSample, in_flight: &rate::InFlight) {
+                match self { $(AnyLaw::$law(l) => l.on_rate_sample(st, rs, in_flight),)* }
+            }
+            #[inline]
+            fn reads_prior_in_flight(&self) -> bool {
+                match self { $(AnyLaw::$law(l) => l.reads_prior_in_flight(),)* }
             }
             #[inline]
             fn pacing_rate_pps(&self) -> Option<f64> {

@@ -6,7 +6,7 @@
 //! send and ACK intervals, marked app-limited when the sender ran out of data.
 //! Details: docs/tcp.md, `tcp/rate.rs`.
 
-use super::recovery::sack::{add_range, covers};
+use super::recovery::sack::{add_range_reporting, covers};
 use super::seq_ring::SeqRing;
 use crate::time::Time;
 
@@ -40,9 +40,9 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// RTT of the most recently sent packet this ACK delivered, if never retransmitted.
     pub rtt: Option<Time>,
-    /// Packets in flight (the recovery's count) before the ACK and after it.
+    /// Packets in flight (the recovery's count) before the ACK; 0 if the law said it would not
+    /// read it (`WindowLaw::reads_prior_in_flight`). The count after it is an `InFlight`.
     pub prior_in_flight: i64,
-    pub in_flight: i64,
     /// The connection's counters after the ACK: delivered, when last delivered, lost.
     pub delivered_total: u64,
     pub delivered_time: Time,
@@ -59,6 +59,33 @@ impl RateSample {
     /// The delivery rate, in packets per second.
     pub fn rate_pps(&self) -> f64 {
         self.delivered as f64 / crate::time::to_secs(self.interval)
+    }
+}
+
+/// Packets in flight after an ACK (the recovery's count), counted when first read: a SACK
+/// scoreboard's count takes searches, and BBR reads it only in some states.
+pub struct InFlight<'a> {
+    count: &'a dyn Fn() -> i64,
+    memo: std::cell::Cell<Option<i64>>,
+}
+
+impl<'a> InFlight<'a> {
+    pub fn new(count: &'a dyn Fn() -> i64) -> Self {
+        Self { count, memo: std::cell::Cell::new(None) }
+    }
+
+    /// A count already known (tests).
+    pub fn known(n: i64) -> InFlight<'static> {
+        InFlight { count: &|| unreachable!("known"), memo: std::cell::Cell::new(Some(n)) }
+    }
+
+    pub fn get(&self) -> i64 {
+        if let Some(n) = self.memo.get() {
+            return n;
+        }
+        let n = (self.count)();
+        self.memo.set(Some(n));
+        n
     }
 }
 
@@ -162,17 +189,19 @@ impl RateSampler {
     pub fn on_ack(&mut self, una: i64, ackno: i64, blocks: &[(i64, i64)], maxseq: i64, now: Time) -> RateSample {
         let mut newly = std::mem::take(&mut self.newly); // reused: no allocation per ACK
         newly.clear();
-        gaps(&self.sacked, una + 1, ackno + 1, &mut newly);
-        let covered = self.sacked.partition_point(|b| b.1 <= ackno + 1); // sorted: a prefix
-        self.sacked.drain(..covered);
-        if let Some(first) = self.sacked.first_mut() {
-            first.0 = first.0.max(ackno + 1);
+        if ackno > una {
+            // (A duplicate ACK cuts nothing: every range already lies above una + 1.)
+            gaps(&self.sacked, una + 1, ackno + 1, &mut newly);
+            let covered = self.sacked.partition_point(|b| b.1 <= ackno + 1); // sorted: a prefix
+            self.sacked.drain(..covered);
+            if let Some(first) = self.sacked.first_mut() {
+                first.0 = first.0.max(ackno + 1);
+            }
         }
         for &(start, end) in blocks {
             let start = start.max(ackno + 1);
             if end > start && !covers(&self.sacked, start, end) {
-                gaps(&self.sacked, start, end, &mut newly);
-                add_range(&mut self.sacked, (start, end));
+                add_range_reporting(&mut self.sacked, (start, end), &mut newly);
             }
         }
         let mut rs = RateSample { now, delivered: -1, ..Default::default() };

@@ -2,7 +2,7 @@
 //! `Agent/TCP`: window, RTT and RTO, duplicate ACKs, go-back-N.
 //! Details: docs/tcp.md, `tcp/sender.rs`.
 
-use super::rate::{CaState, RateSample, RateSampler};
+use super::rate::{CaState, InFlight, RateSample, RateSampler};
 use super::seq_ring::SeqRing;
 use super::{
     Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState, WindowLaw,
@@ -404,7 +404,10 @@ impl TcpSender {
         }
         c.end_cwr(ackno);
         // Before the ACK: what its rate sample compares with (a scoreboard's walk, so only then).
-        let prior = c.rate.is_some().then(|| (self.recovery.in_flight(&c.st), c.lost_pkts));
+        let prior = c.rate.is_some().then(|| {
+            let in_flight = if self.law.reads_prior_in_flight() { self.recovery.in_flight(&c.st) } else { 0 };
+            (in_flight, c.lost_pkts)
+        });
         let sample = c.rate.as_mut().map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
@@ -502,12 +505,15 @@ impl TcpSender {
     fn rate_sample(&mut self, mut rs: RateSample, (prior_in_flight, prior_lost): (i64, u64)) {
         let c = &mut self.core;
         rs.prior_in_flight = prior_in_flight;
-        rs.in_flight = self.recovery.in_flight(&c.st);
         rs.losses = (c.lost_pkts - prior_lost) as i64;
         rs.lost_total = c.lost_pkts;
         rs.srtt_s = c.srtt_s;
         rs.ca = ca_state(&c.st);
-        self.law.on_rate_sample(&mut c.st, &rs);
+        // The law changes only the window: the count after the ACK reads the state as it is now.
+        let (recovery, st) = (&self.recovery, c.st.clone());
+        let count = || recovery.in_flight(&st);
+        let in_flight = InFlight::new(&count);
+        self.law.on_rate_sample(&mut c.st, &rs, &in_flight);
         c.pacing_rate_pps = self.law.pacing_rate_pps();
         if rs.is_valid() && !rs.is_app_limited {
             c.samples.1 = Some(rs.rate_pps());
@@ -517,7 +523,7 @@ impl TcpSender {
         }
         if self.law.marks_app_limited() {
             if let Some(r) = &mut c.rate {
-                r.mark_app_limited(rs.in_flight);
+                r.mark_app_limited(in_flight.get());
             }
         }
     }

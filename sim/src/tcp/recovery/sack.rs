@@ -16,9 +16,19 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
 
 /// Adds [start, end) to sorted, disjoint, non-adjacent ranges, merging it with those it touches
 /// (the SACK scoreboard's and the rate estimator's sets of SACKed packets).
-pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
+pub fn add_range(ranges: &mut Vec<(i64, i64)>, block: (i64, i64)) {
+    let (lo, hi) = touching(ranges, block);
+    add_range_at(ranges, lo, hi, block);
+}
+
+/// `ranges[lo..hi]`: the ranges [start, end) overlaps or touches.
+fn touching(ranges: &[(i64, i64)], (start, end): (i64, i64)) -> (usize, usize) {
     let lo = ranges.partition_point(|b| b.1 < start);
-    let hi = ranges.partition_point(|b| b.0 <= end);
+    (lo, lo + ranges[lo..].partition_point(|b| b.0 <= end))
+}
+
+/// `add_range` with `touching`'s answer already known.
+fn add_range_at(ranges: &mut Vec<(i64, i64)>, lo: usize, hi: usize, (start, end): (i64, i64)) {
     if lo == hi {
         ranges.insert(lo, (start, end));
     } else {
@@ -29,6 +39,23 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
             ranges.splice(lo..hi, [merged]);
         }
     }
+}
+
+/// `add_range`, first pushing onto `newly` the parts of [start, end) not held before, in order
+/// (the rate estimator's newly delivered packets), from the same two searches.
+pub fn add_range_reporting(ranges: &mut Vec<(i64, i64)>, block: (i64, i64), newly: &mut Vec<(i64, i64)>) {
+    let (lo, hi) = touching(ranges, block);
+    let mut s = block.0;
+    for &(a, b) in &ranges[lo..hi] {
+        if a > s {
+            newly.push((s, a.min(block.1)));
+        }
+        s = s.max(b);
+    }
+    if s < block.1 {
+        newly.push((s, block.1));
+    }
+    add_range_at(ranges, lo, hi, block);
 }
 
 /// Whether one range of `ranges` (sorted, disjoint) holds all of [start, end): most SACK blocks
@@ -75,11 +102,10 @@ impl Sack {
         if covers(&self.sacked, block.0, block.1) {
             return;
         }
-        let lo = self.sacked.partition_point(|b| b.1 < block.0);
-        let hi = self.sacked.partition_point(|b| b.0 <= block.1);
+        let (lo, hi) = touching(&self.sacked, block);
         let at = |i: usize| self.before.get(i).copied().unwrap_or_else(|| self.before_end());
         let (at_lo, merged) = (at(lo), at(hi) - at(lo)); // the packets in sacked[lo..hi]
-        add_range(&mut self.sacked, block);
+        add_range_at(&mut self.sacked, lo, hi, block);
         let grown = self.sacked[lo].1 - self.sacked[lo].0 - merged; // merged at `lo`
         self.sacked_count += grown;
         self.before.splice(lo..hi, [at_lo]);
