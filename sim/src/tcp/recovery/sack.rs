@@ -307,7 +307,11 @@ impl Recovery for Sack {
             return false;
         }
         let paced = self.paced && (core.pacing_rate_pps.is_some() || core.srtt_s().is_some());
-        while core.st.cwnd - self.pipe(&core.st) as f64 >= 1.0 {
+        // Each segment sent adds exactly one to the pipe: new data is one more unSACKed packet
+        // below maxseq + 1, and a retransmission's hole is the first unSACKed packet above
+        // HighRxt, which it moves to. So the pipe is counted once, not once a segment.
+        let mut pipe = self.pipe(&core.st);
+        while core.st.cwnd - pipe as f64 >= 1.0 {
             if paced && now < self.next_send {
                 core.send_deadline = Some(self.next_send);
                 break;
@@ -315,6 +319,8 @@ impl Recovery for Sack {
             if !self.send_one(core, now, out) {
                 break;
             }
+            pipe += 1;
+            debug_assert_eq!(pipe, self.pipe(&core.st));
             if paced {
                 self.next_send = now + crate::time::from_secs(core.release_gap_s());
             }
