@@ -6,7 +6,7 @@
 //! send and ACK intervals, marked app-limited when the sender ran out of data.
 //! Details: docs/tcp.md, `tcp/rate.rs`.
 
-use super::recovery::sack::{add_range_reporting, covers};
+use super::recovery::sack::{add_range_reporting, covers, LastBlocks};
 use super::seq_ring::SeqRing;
 use crate::time::Time;
 
@@ -112,6 +112,7 @@ pub struct RateSampler {
     app_limited: u64,
     /// Packets delivered by SACK above the cumulative ACK: sorted, disjoint [start, end).
     sacked: Vec<(i64, i64)>,
+    last: LastBlocks,
     min_rtt: Option<Time>,
     /// Scratch for an ACK's newly delivered ranges.
     newly: Vec<(i64, i64)>,
@@ -126,6 +127,7 @@ impl Default for RateSampler {
             first_tx: 0,
             app_limited: 0,
             sacked: Vec::new(),
+            last: LastBlocks::default(),
             min_rtt: None,
             newly: Vec::new(),
         }
@@ -199,11 +201,15 @@ impl RateSampler {
             }
         }
         for &(start, end) in blocks {
+            if self.last.has((start, end)) {
+                continue;
+            }
             let start = start.max(ackno + 1);
             if end > start && !covers(&self.sacked, start, end) {
                 add_range_reporting(&mut self.sacked, (start, end), &mut newly);
             }
         }
+        self.last.set(blocks);
         let mut rs = RateSample { now, delivered: -1, ..Default::default() };
         let mut best: Option<TxRecord> = None;
         let mut rtt_from: Option<Time> = None;

@@ -68,6 +68,26 @@ pub fn covers(ranges: &[(i64, i64)], start: i64, end: i64) -> bool {
     ranges.get(i).is_some_and(|r| r.0 <= start)
 }
 
+/// The SACK blocks of the last ACK as sent. A SACK set loses only what the cumulative ACK passes
+/// (or all of it, which forgets these too), so a block reported again, as most are, is held and
+/// needs no search.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LastBlocks {
+    blocks: [(i64, i64); 4],
+    n: usize,
+}
+
+impl LastBlocks {
+    pub fn has(&self, block: (i64, i64)) -> bool {
+        self.blocks[..self.n].contains(&block)
+    }
+
+    pub fn set(&mut self, blocks: &[(i64, i64)]) {
+        self.n = blocks.len().min(self.blocks.len());
+        self.blocks[..self.n].copy_from_slice(&blocks[..self.n]);
+    }
+}
+
 #[derive(Default)]
 pub struct Sack {
     /// SACKed packets above the cumulative ACK: sorted, disjoint, non-adjacent [start, end).
@@ -77,6 +97,7 @@ pub struct Sack {
     /// `before[i] - before[0]`: the packets in `sacked[..i]`. Prefix sums, so that `pipe` (twice an
     /// ACK) counts below a limit in one search instead of a sum over up to a hundred ranges.
     before: Vec<i64>,
+    last: LastBlocks,
     /// The highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: i64,
     in_recovery: bool,
@@ -262,12 +283,16 @@ impl Sack {
 impl Recovery for Sack {
     fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
         for &(start, end) in blocks {
+            if self.last.has((start, end)) {
+                continue;
+            }
             // A block at or below the cumulative ACK (a D-SACK or a stale one) says nothing new.
             let start = start.max(st.highest_ack + 1);
             if end > start {
                 self.add((start, end));
             }
         }
+        self.last.set(blocks);
     }
 
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
@@ -352,6 +377,7 @@ impl Recovery for Sack {
         }
         self.sacked.clear();
         self.before.clear();
+        self.last = LastBlocks::default();
         self.sacked_count = 0;
         self.in_recovery = false;
         self.high_rxt = i64::MIN;
