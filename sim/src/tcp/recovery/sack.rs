@@ -71,20 +71,30 @@ pub fn covers(ranges: &[(i64, i64)], start: i64, end: i64) -> bool {
 /// The SACK blocks of the last ACK as sent. A SACK set loses only what the cumulative ACK passes
 /// (or all of it, which forgets these too), so a block reported again, as most are, is held and
 /// needs no search.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct LastBlocks {
+    /// Unused slots hold `NONE`, which no block equals.
     blocks: [(i64, i64); 4],
-    n: usize,
+}
+
+const NONE: (i64, i64) = (i64::MIN, i64::MIN);
+
+impl Default for LastBlocks {
+    fn default() -> Self {
+        Self { blocks: [NONE; 4] }
+    }
 }
 
 impl LastBlocks {
+    /// All four slots compared, without branches: an early exit mispredicted on most ACKs.
     pub fn has(&self, block: (i64, i64)) -> bool {
-        self.blocks[..self.n].contains(&block)
+        self.blocks.iter().fold(false, |hit, &b| hit | (b == block))
     }
 
     pub fn set(&mut self, blocks: &[(i64, i64)]) {
-        self.n = blocks.len().min(self.blocks.len());
-        self.blocks[..self.n].copy_from_slice(&blocks[..self.n]);
+        for (i, slot) in self.blocks.iter_mut().enumerate() {
+            *slot = blocks.get(i).copied().unwrap_or(NONE);
+        }
     }
 }
 
