@@ -333,6 +333,7 @@ impl Bbr {
         if self.pacing_gain == 1.0 {
             return full_length;
         }
+        debug_assert_ne!(rs.prior_in_flight, super::rate::UNCOUNTED, "reads_prior_in_flight said no");
         let in_net = self.in_net(rs.prior_in_flight);
         if self.pacing_gain > 1.0 {
             return full_length && (rs.losses > 0 || in_net >= self.inflight(self.max_bw(), self.pacing_gain));

@@ -40,8 +40,8 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// RTT of the most recently sent packet this ACK delivered, if never retransmitted.
     pub rtt: Option<Time>,
-    /// Packets in flight (the recovery's count) before the ACK; 0 if the law said it would not
-    /// read it (`WindowLaw::reads_prior_in_flight`). The count after it is an `InFlight`.
+    /// Packets in flight (the recovery's count) before the ACK; `UNCOUNTED` if the law said it
+    /// would not read it (`WindowLaw::reads_prior_in_flight`). The count after it is an `InFlight`.
     pub prior_in_flight: i64,
     /// The connection's counters after the ACK: delivered, when last delivered, lost.
     pub delivered_total: u64,
@@ -61,6 +61,9 @@ impl RateSample {
         self.delivered as f64 / crate::time::to_secs(self.interval)
     }
 }
+
+/// `RateSample::prior_in_flight` when the law did not ask for it.
+pub const UNCOUNTED: i64 = i64::MIN;
 
 /// Packets in flight after an ACK (the recovery's count), counted when first read: a SACK
 /// scoreboard's count takes searches, and BBR reads it only in some states.

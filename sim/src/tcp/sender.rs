@@ -2,7 +2,7 @@
 //! `Agent/TCP`: window, RTT and RTO, duplicate ACKs, go-back-N.
 //! Details: docs/tcp.md, `tcp/sender.rs`.
 
-use super::rate::{CaState, InFlight, RateSample, RateSampler};
+use super::rate::{CaState, InFlight, RateSample, RateSampler, UNCOUNTED};
 use super::seq_ring::SeqRing;
 use super::{
     Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState, WindowLaw,
@@ -405,7 +405,8 @@ impl TcpSender {
         c.end_cwr(ackno);
         // Before the ACK: what its rate sample compares with (a scoreboard's walk, so only then).
         let prior = c.rate.is_some().then(|| {
-            let in_flight = if self.law.reads_prior_in_flight() { self.recovery.in_flight(&c.st) } else { 0 };
+            let read = self.law.reads_prior_in_flight();
+            let in_flight = if read { self.recovery.in_flight(&c.st) } else { UNCOUNTED };
             (in_flight, c.lost_pkts)
         });
         let sample = c.rate.as_mut().map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
