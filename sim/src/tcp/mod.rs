@@ -172,7 +172,8 @@ pub trait WindowLaw: Send {
         false
     }
     /// Linux's `cong_control` hook: after every ACK's loss processing (a law that sets its
-    /// window itself, BBR, does it here; recoveries then only choose what to send).
+    /// window itself, BBR, does it here; recoveries then only choose what to send). `in_flight`
+    /// is the recovery's count after the ACK, taken when first read.
     fn on_rate_sample(&mut self, _st: &mut TcpState, _rs: &rate::RateSample, _in_flight: &rate::InFlight) {}
     /// The next `on_rate_sample` reads `RateSample::prior_in_flight`: counted before the ACK only
     /// then (for BBR only while probing or draining in PROBE_BW).
