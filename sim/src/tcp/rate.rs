@@ -299,6 +299,32 @@ mod tests {
         assert_eq!(r.delivered(), 6);
     }
 
+    /// Adding a block and reporting its new packets in one pass gives what `gaps` then
+    /// `add_range` gave, in the same order, over random blocks (touching, overlapping, inside).
+    #[test]
+    fn add_range_reporting_matches_gaps_then_add() {
+        use crate::tcp::recovery::sack::add_range;
+        let mut x = 11u64; // a small LCG: the test needs no random crate
+        let mut rand = move |n: i64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % n as u64) as i64
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for step in 0..3000 {
+            if step % 200 == 0 {
+                (a, b) = (Vec::new(), Vec::new());
+            }
+            let start = rand(300);
+            let block = (start, start + 1 + rand(12));
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            gaps(&a, block.0, block.1, &mut want);
+            add_range(&mut a, block);
+            add_range_reporting(&mut b, block, &mut got);
+            assert_eq!(got, want, "step {step}, block {block:?}");
+            assert_eq!(a, b, "step {step}");
+        }
+    }
+
     /// Once the sender runs out of data, samples are app-limited until what was in flight then
     /// is delivered.
     #[test]
