@@ -425,6 +425,26 @@ mod tests {
         assert_eq!(r.sacked, vec![(8, 12)]);
     }
 
+    /// A block the last ACK carried is skipped without a search; a timeout that forgets the
+    /// scoreboard forgets those blocks too, so the same ACK again rebuilds it.
+    #[test]
+    fn blocks_reported_again_after_a_timeout_are_held_again() {
+        let mut r = Sack::default();
+        let s = st(-1, 20);
+        r.on_sack(&s, &[(3, 5), (8, 9)]);
+        r.on_sack(&s, &[(3, 5), (8, 9)]);
+        assert_eq!((r.sacked.clone(), r.sacked_pkts()), (vec![(3, 5), (8, 9)], 3));
+        r.on_timeout(&s);
+        assert_eq!(r.sacked_pkts(), 0);
+        r.on_sack(&s, &[(3, 5), (8, 9)]);
+        assert_eq!((r.sacked.clone(), r.sacked_pkts()), (vec![(3, 5), (8, 9)], 3));
+        let mut kept = Sack::retaining();
+        kept.on_sack(&s, &[(3, 5)]);
+        kept.on_timeout(&s);
+        kept.on_sack(&s, &[(3, 5), (10, 11)]);
+        assert_eq!(kept.sacked, vec![(3, 5), (10, 11)]);
+    }
+
     #[test]
     fn holes_are_the_gaps_between_sacked_blocks() {
         let mut r = Sack::default();
