@@ -6,7 +6,7 @@
 //! send and ACK intervals, marked app-limited when the sender ran out of data.
 //! Details: docs/tcp.md, `tcp/rate.rs`.
 
-use super::recovery::sack::{add_range_reporting, covers, LastBlocks};
+use super::recovery::sack::{add_range_reporting, covers, gaps, LastBlocks};
 use super::seq_ring::SeqRing;
 use crate::time::Time;
 
@@ -134,27 +134,6 @@ impl Default for RateSampler {
             min_rtt: None,
             newly: Vec::new(),
         }
-    }
-}
-
-/// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).
-fn gaps(set: &[(i64, i64)], lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
-    let mut s = lo;
-    let first = set.partition_point(|r| r.1 <= lo); // those before end at or below lo
-    for &(a, b) in &set[first..] {
-        if b <= s {
-            continue;
-        }
-        if a >= hi {
-            break;
-        }
-        if a > s {
-            out.push((s, a));
-        }
-        s = s.max(b);
-    }
-    if s < hi {
-        out.push((s, hi));
     }
 }
 

@@ -45,17 +45,29 @@ fn add_range_at(ranges: &mut Vec<(i64, i64)>, lo: usize, hi: usize, (start, end)
 /// (the rate estimator's newly delivered packets), from the same two searches.
 pub fn add_range_reporting(ranges: &mut Vec<(i64, i64)>, block: (i64, i64), newly: &mut Vec<(i64, i64)>) {
     let (lo, hi) = touching(ranges, block);
-    let mut s = block.0;
-    for &(a, b) in &ranges[lo..hi] {
+    gaps(&ranges[lo..hi], block.0, block.1, newly);
+    add_range_at(ranges, lo, hi, block);
+}
+
+/// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).
+pub fn gaps(set: &[(i64, i64)], lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
+    let mut s = lo;
+    let first = set.partition_point(|r| r.1 <= lo); // those before end at or below lo
+    for &(a, b) in &set[first..] {
+        if b <= s {
+            continue;
+        }
+        if a >= hi {
+            break;
+        }
         if a > s {
-            newly.push((s, a.min(block.1)));
+            out.push((s, a));
         }
         s = s.max(b);
     }
-    if s < block.1 {
-        newly.push((s, block.1));
+    if s < hi {
+        out.push((s, hi));
     }
-    add_range_at(ranges, lo, hi, block);
 }
 
 /// Whether one range of `ranges` (sorted, disjoint) holds all of [start, end): most SACK blocks
