@@ -12,7 +12,7 @@
 
 use super::prr::PrrCount;
 use super::rack_marks::Marks;
-use super::sack::Sack;
+use super::sack::{LastBlocks, Sack};
 use crate::tcp::sender::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 use crate::time::{from_secs, Time};
@@ -65,6 +65,9 @@ pub struct RackTlp {
     min_rtt: Option<Time>,
     /// RACK.fack: the highest packet delivered.
     fack: i64,
+    /// The last ACK's SACK blocks whose delivery this recovery has taken in full: reported again,
+    /// as most are, they change nothing and are skipped (`advance`).
+    settled: LastBlocks,
     reordering_seen: bool,
     timer: Timer,
     /// When the retransmission timeout expires (the deadline may be an earlier RACK or TLP timer).
@@ -85,6 +88,11 @@ pub struct RackTlp {
     /// What the last ACK left for `after_ack`: packets it delivered, whether it advanced the
     /// cumulative ACK, and the reordering timer's wait.
     pending: (i64, bool, Option<Time>),
+}
+
+/// Whether bit `i` of `mask` is set (blocks past the 64th never are).
+fn is_repeated(mask: u64, i: usize) -> bool {
+    i < 64 && mask >> i & 1 == 1
 }
 
 /// RACK's order of transmission: by time, then by sequence.
@@ -110,52 +118,86 @@ impl RackTlp {
     /// Steps 2 and 3: RACK.xmit_ts, RACK.rtt and min RTT from the most recently sent packet this
     /// ACK delivers (its cumulative ACK, the ends of its SACK blocks, and retransmissions they
     /// cover); reordering if it fills a hole below RACK.fack with a packet never retransmitted.
-    fn advance(&mut self, core: &SenderCore, ackno: i64, blocks: &[(i64, i64)], now: Time) {
+    /// Blocks in `repeated` (a bit per block) were settled by the last ACK.
+    fn advance(&mut self, core: &SenderCore, ackno: i64, blocks: &[(i64, i64)], repeated: u64, now: Time) {
         let una = core.st.highest_ack;
         let mut s = una;
         while let Some(h) = self.sack.first_hole(s, (ackno + 1).min(self.fack)) {
             self.reordering_seen |= !self.marks.is_retransmitted(h); // RACK.fack as it was before this ACK
             s = h;
         }
-        for &(start, end) in blocks {
-            if end - 1 > una {
-                self.consider(core, end - 1, now);
+        let mut settled = LastBlocks::default();
+        settled.set(blocks);
+        for (i, &(start, end)) in blocks.iter().enumerate() {
+            if is_repeated(repeated, i) {
+                #[cfg(debug_assertions)]
+                self.check_settled(core, (start, end), now);
+                continue;
+            }
+            if end - 1 > una && !self.consider(core, end - 1, now) {
+                settled.forget(i);
             }
             let resent = self.marks.retransmitted_in(start.max(una + 1), end);
-            resent.into_iter().for_each(|seq| self.consider(core, seq, now));
+            resent.into_iter().for_each(|seq| _ = self.consider(core, seq, now));
         }
+        self.settled = settled;
         if ackno > una {
             self.consider(core, ackno, now);
             let resent = self.marks.retransmitted_in(una + 1, ackno + 1);
-            resent.into_iter().for_each(|seq| self.consider(core, seq, now));
+            resent.into_iter().for_each(|seq| _ = self.consider(core, seq, now));
         }
+    }
+
+    /// Debug builds: a settled block, taken again, changes nothing.
+    #[cfg(debug_assertions)]
+    fn check_settled(&mut self, core: &SenderCore, (start, end): (i64, i64), now: Time) {
+        let una = core.st.highest_ack;
+        let before = (self.rack, self.rack_rtt, self.min_rtt, self.fack);
+        if end - 1 > una {
+            self.consider(core, end - 1, now);
+        }
+        assert_eq!(before, (self.rack, self.rack_rtt, self.min_rtt, self.fack), "settled block {start}..{end}");
+        assert!(self.marks.retransmitted_in(start.max(una + 1), end).is_empty(), "settled block {start}..{end}");
+    }
+
+    /// Which of `blocks` the last ACK settled: a bit each.
+    fn repeated(&self, blocks: &[(i64, i64)]) -> u64 {
+        blocks.iter().take(64).enumerate().fold(0, |m, (i, &b)| m | (u64::from(self.settled.has(b)) << i))
     }
 
     /// One delivered packet: RACK moves to it if it was sent later than RACK's (a retransmission
     /// only if its RTT is not below the min RTT: else the original may have been delivered).
-    fn consider(&mut self, core: &SenderCore, seq: i64, now: Time) {
-        let Some(sent) = core.sent_at(seq) else { return };
+    /// Returns whether the same packet, delivered again later and not sent since, changes nothing:
+    /// RACK, the min RTT and RACK.fack then already cover it.
+    fn consider(&mut self, core: &SenderCore, seq: i64, now: Time) -> bool {
+        let Some(sent) = core.sent_at(seq) else { return false };
         let rtt = now - sent;
-        if self.marks.is_retransmitted(seq) {
+        let settled = if self.marks.is_retransmitted(seq) {
             if self.min_rtt.is_some_and(|m| rtt < m) {
-                return;
+                return false;
             }
+            self.min_rtt.is_some() // else, no longer marked retransmitted, it would set the min RTT
         } else {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-        }
+            true
+        };
         if self.rack.is_none_or(|r| sent_after((sent, seq), r)) {
             self.rack = Some((sent, seq));
             self.rack_rtt = rtt;
         }
         self.fack = self.fack.max(seq);
+        settled
     }
 
-    /// Forgets what this ACK delivered: its SACK blocks and its cumulative ACK.
-    fn take_delivered(&mut self, st: &TcpState, ackno: i64, blocks: &[(i64, i64)]) {
+    /// Forgets what this ACK delivered: its SACK blocks and its cumulative ACK. A settled block's
+    /// marks went when it was first reported (only a loss probe marks a SACKed packet again).
+    fn take_delivered(&mut self, st: &TcpState, ackno: i64, blocks: &[(i64, i64)], repeated: u64) {
         self.sack.on_sack(st, blocks);
         self.sack.drop_to(ackno);
-        for &(start, end) in blocks {
-            self.marks.delivered(start, end);
+        for (i, &(start, end)) in blocks.iter().enumerate() {
+            if !is_repeated(repeated, i) {
+                self.marks.delivered(start, end);
+            }
         }
         self.marks.acked_to(ackno);
     }
@@ -325,6 +367,7 @@ impl RackTlp {
             core.karn(seq);
             core.retransmit(now, seq, out);
             self.marks.retransmitted(seq, now);
+            self.settled = LastBlocks::default(); // the packet may be SACKed: its block is news again
             Some(now)
         };
         self.probe = Some(Probe { end: core.st.maxseq, retransmitted_at });
@@ -337,6 +380,7 @@ impl RackTlp {
     fn mark_lost_on_rto(&mut self, core: &SenderCore, now: Time) {
         let wait = self.rack_rtt + self.reo_wnd(core);
         self.marks.clear_retransmissions();
+        self.settled = LastBlocks::default();
         self.scan_from = 0;
         let mut s = core.st.highest_ack;
         while let Some(h) = self.sack.first_hole(s, core.st.maxseq + 1) {
@@ -391,8 +435,9 @@ impl Recovery for RackTlp {
         let una = core.st.highest_ack;
         let advanced = ackno > una;
         let sacked_before = self.sack.sacked_pkts();
-        self.advance(core, ackno, sack, now);
-        self.take_delivered(&core.st, ackno, sack);
+        let repeated = self.repeated(sack);
+        self.advance(core, ackno, sack, repeated, now);
+        self.take_delivered(&core.st, ackno, sack, repeated);
         let delivered = (ackno - una).max(0) + self.sack.sacked_pkts() - sacked_before;
         if advanced {
             if self.state != State::Recovery {

@@ -108,6 +108,13 @@ impl LastBlocks {
             *slot = blocks.get(i).copied().unwrap_or(NONE);
         }
     }
+
+    /// Slot `i` (the `i`th block given to `set`) no longer counts as held.
+    pub fn forget(&mut self, i: usize) {
+        if let Some(slot) = self.blocks.get_mut(i) {
+            *slot = NONE;
+        }
+    }
 }
 
 #[derive(Default)]
