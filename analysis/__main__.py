@@ -129,6 +129,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.name != "all" and args.name not in REPRODUCTIONS:
         print(f"error: unknown reproduction {args.name!r}; allowed: all, {', '.join(REPRODUCTIONS)}", file=sys.stderr)
         return 2
+    if args.stored and args.rerun:
+        print("error: --stored runs nothing and --rerun reruns everything: give one", file=sys.stderr)
+        return 2
     names = list(REPRODUCTIONS) if args.name == "all" else [args.name]
     from sweeps.backends import BACKENDS
 
@@ -138,7 +141,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"error: --backends: unknown backend {b!r}; allowed: {', '.join(BACKENDS)}", file=sys.stderr)
             return 2
     return max(
-        reproduce(name, args.results, args.reports, rerun=args.rerun, backends=backends, mlflow=not args.no_mlflow)
+        reproduce(
+            name,
+            args.results,
+            args.reports,
+            rerun=args.rerun,
+            backends=backends,
+            mlflow=not args.no_mlflow,
+            stored_only=args.stored,
+        )
         for name in names
     )
 
@@ -191,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--results", default=DEFAULT_RESULTS)
     r.add_argument("--reports", default="reports")
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")
+    r.add_argument(
+        "--stored",
+        action="store_true",
+        help="run nothing: report the runs stored so far (a long ns-3 grid part done); "
+        "not for reproductions that search as they run",
+    )
     r.add_argument(
         "--no-mlflow",
         action="store_true",

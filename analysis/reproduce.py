@@ -20,6 +20,7 @@ import sim
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from analysis.db import NoResults  # noqa: E402
 from analysis.reproductions.abs import abs_fig1  # noqa: E402
 from analysis.reproductions.abs_fig2_3 import abs_fig2_3  # noqa: E402
 from analysis.reproductions.abs_tables import abs_table2, abs_table3  # noqa: E402
@@ -27,7 +28,7 @@ from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, a
 from analysis.reproductions.aqm import aqm_buffer_independence, fq_codel_isolation, red_tuning  # noqa: E402
 from analysis.reproductions.aqm_backends import aqm_backends  # noqa: E402
 from analysis.reproductions.bbr_loss import bbr_shallow_loss  # noqa: E402
-from analysis.reproductions.common import OTHER_BACKENDS, Report  # noqa: E402
+from analysis.reproductions.common import OTHER_BACKENDS, STORED_ONLY, NeedsRuns, Report  # noqa: E402
 from analysis.reproductions.dctcp import dctcp_threshold  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
@@ -131,16 +132,32 @@ def listing() -> str:
 
 
 def reproduce(
-    name: str, results: str, reports: str, rerun: bool = False, backends: tuple[str, ...] = (), mlflow: bool = True
+    name: str,
+    results: str,
+    reports: str,
+    rerun: bool = False,
+    backends: tuple[str, ...] = (),
+    mlflow: bool = True,
+    stored_only: bool = False,
 ) -> int:
     """Runs a reproduction's sweeps (on the engine, and on `backends` too where the reproduction
     compares simulators), writes its report and figure and, with `mlflow`, logs both as a run of
-    the MLflow experiment `reproductions` (at $MLFLOW_TRACKING_URI, else the project's mlflow.db)."""
-    token = OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine"))
+    the MLflow experiment `reproductions` (at $MLFLOW_TRACKING_URI, else the project's mlflow.db).
+    `stored_only` runs nothing and reports what is stored; 2 if the reproduction cannot."""
+    tokens = OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine")), STORED_ONLY.set(stored_only)
     try:
         report, plot = REPRODUCTIONS[name](results, rerun)
+    except NeedsRuns as e:
+        print(f"error: --stored: {name}: {e}", file=sys.stderr)
+        return 2
+    except NoResults as e:
+        if not stored_only:
+            raise
+        print(f"error: --stored: {name}: {e}", file=sys.stderr)
+        return 2
     finally:
-        OTHER_BACKENDS.reset(token)
+        OTHER_BACKENDS.reset(tokens[0])
+        STORED_ONLY.reset(tokens[1])
     write_report(name, report, plot, reports)
     if mlflow:
         log_to_mlflow(name, reports)

@@ -68,6 +68,16 @@ OTHER_BACKENDS: ContextVar[tuple[str, ...]] = ContextVar("other_backends", defau
 reproduce NAME --backends ns2`); its report shows every backend stored, whether run now or before."""
 
 
+STORED_ONLY: ContextVar[bool] = ContextVar("stored_only", default=False)
+"""`python -m analysis reproduce NAME --stored`: run nothing, and report the runs stored (a long
+ns-3 grid part done). The sweeps are skipped; a reproduction that searches as it runs (a
+min-buffer bisection) cannot report without running, and raises `NeedsRuns`."""
+
+
+class NeedsRuns(RuntimeError):
+    """A reproduction asked to run jobs under `--stored`."""
+
+
 def stored(results: str, backend: str | None, name: str) -> Any:
     """The DuckDB views over `results`, limited to preset `name`'s runs (those another preset
     stored first included), to this engine version's runs (every backend's run_id keys on it; a
@@ -95,8 +105,11 @@ def backend_means(con: Any, name: str, keys: Sequence[str], metric: str) -> dict
 
 def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] = ()) -> int:
     """Runs a preset through the command line, exactly as a user would (with `overrides` after it:
-    the tests' reduced grids)."""
+    the tests' reduced grids). Under `--stored` (`STORED_ONLY`) it runs nothing."""
     cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}", *overrides]
+    if STORED_ONLY.get():
+        print(f"--stored: not run: {' '.join(cmd[2:])}", file=sys.stderr)
+        return 0
     if rerun:
         cmd.append("force=true")
     proc = subprocess.Popen(cmd, env=dict(os.environ, RAY_AUTH_MODE="disabled"))
@@ -111,8 +124,12 @@ def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] =
 @contextmanager
 def ray_session() -> Iterator[None]:
     """One Ray instance for all the sweeps of a reproduction (bisection rounds, job lists);
-    reuses one already running, and stops only what it started."""
+    reuses one already running, and stops only what it started. Every job a reproduction runs
+    in-process runs in one: under `--stored` it refuses (`NeedsRuns`)."""
     import ray
+
+    if STORED_ONLY.get():
+        raise NeedsRuns("it searches as it runs, so it cannot report from stored runs alone")
 
     from sweeps.raycfg import start_ray
 

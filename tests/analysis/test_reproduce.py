@@ -53,6 +53,17 @@ def test_dick_table(tmp_path):
     assert (run.info.run_name, run.info.status) == ("dick_table", "FINISHED")
     assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"dick_table.md", "dick_table.png"}
 
+    # --stored writes the same report from the same runs, running nothing: not even a cached sweep,
+    # which would touch its files.
+    def tree():
+        return sorted((str(p), p.stat().st_mtime_ns) for p in (tmp_path / "results").rglob("*"))
+
+    before = tree()
+    again = tmp_path / "again"
+    assert reproduce("dick_table", str(tmp_path / "results"), str(again), mlflow=False, stored_only=True) == 0
+    assert (again / "dick_table.md").read_text() == md
+    assert tree() == before
+
 
 def test_enachescu_fig1(tmp_path):
     # The 40-flow curves on one seed: the claims below are about them (`make reproduce` runs the
@@ -142,6 +153,24 @@ def test_an_unknown_reproduction_is_named_with_the_allowed_ones(capsys):
     assert main(["reproduce", "abs_fig2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown reproduction 'abs_fig2'; allowed: all, ") and "abs_fig1" in err
+
+
+def test_stored_refuses_a_search_and_an_empty_results_dir_in_one_line(tmp_path):
+    """`--stored` runs nothing: a reproduction that searches as it runs, a results_dir without
+    runs, and `--rerun` beside it each get one line and exit 2, with no report written."""
+    base = [sys.executable, "-m", "analysis", "reproduce"]
+    where = ["--results", str(tmp_path / "r"), "--reports", str(tmp_path / "reports"), "--no-mlflow"]
+    cases = {
+        "stanford_min_buffer": "error: --stored: stanford_min_buffer: it searches as it runs",
+        "red_tuning": f"error: --stored: red_tuning: no results at {tmp_path / 'r'}",
+    }
+    for name, line in cases.items():
+        res = subprocess.run([*base, name, "--stored", *where], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.splitlines()[-1].startswith(line), res.stderr
+    res = subprocess.run([*base, "dick_table", "--stored", "--rerun", *where], capture_output=True, text=True, cwd=ROOT)
+    assert (res.returncode, res.stderr) == (2, "error: --stored runs nothing and --rerun reruns everything: give one\n")
+    assert not (tmp_path / "reports").exists() and not (tmp_path / "r").exists()
 
 
 @pytest.mark.check
