@@ -29,7 +29,8 @@ impl Marks {
     }
 
     pub fn is_retransmitted(&self, seq: i64) -> bool {
-        self.retrans.contains_key(&seq)
+        // Most packets asked about carry no mark: the ranges' search answers them.
+        !self.retrans.is_empty() && self.may_touch(seq, seq + 1) && self.retrans.contains_key(&seq)
     }
 
     /// Whether [start, end) may hold a marked packet (`marked` covers them all): a binary search in

@@ -237,12 +237,20 @@ impl RackTlp {
             }
         }
         self.scan_from = left.unwrap_or(core.st.maxseq + 1);
-        // Due times follow send times: the last retransmission before RACK's waits longest.
-        if let Some((sent, _)) = self.marks.retransmitted_before(rack).next_back().filter(|&(s, _)| s + wait > now) {
-            remaining = Some(remaining.map_or(sent + wait - now, |r| r.max(sent + wait - now)));
+        // Due times follow send times: the last retransmission before RACK's waits longest, and
+        // if it is due, all are.
+        let mut resent = self.marks.retransmitted_before(rack);
+        match resent.next_back() {
+            Some((sent, seq)) if sent + wait <= now => {
+                newly_lost.extend(resent.map(|(_, s)| s));
+                newly_lost.push(seq);
+            }
+            Some((sent, _)) => {
+                remaining = Some(remaining.map_or(sent + wait - now, |r| r.max(sent + wait - now)));
+                newly_lost.extend(resent.take_while(|&(t, _)| t + wait <= now).map(|(_, s)| s));
+            }
+            None => drop(resent),
         }
-        let resent = self.marks.retransmitted_before(rack).take_while(|&(sent, _)| sent + wait <= now);
-        newly_lost.extend(resent.map(|(_, seq)| seq));
         for &seq in &newly_lost {
             self.marks.mark_lost(seq);
         }
