@@ -288,12 +288,17 @@ def compare(baseline: Path) -> Table:
     return table
 
 
-INSTRUCTIONS_CHILD = "import json, sys, sim; sim.run(**json.loads(sys.argv[1]))"
+INSTRUCTIONS_CHILD = "import json, sys, sim; print(sim.run(**json.loads(sys.argv[1])).metrics()['bottleneck_pkts'])"
 
 
 def instructions(fields: dict, pythonpath: Path) -> int:
     """Instructions the engine executes on `fields` (valgrind's callgrind, counting only inside
     `sim.run`): deterministic, so a 1% difference is real, where wall time on a shared VM is not."""
+    return instructions_and_pkts(fields, pythonpath)[0]
+
+
+def instructions_and_pkts(fields: dict, pythonpath: Path) -> tuple[int, int]:
+    """`instructions`, and the run's bottleneck packets."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
     out = subprocess.run(
         [
@@ -312,7 +317,26 @@ def instructions(fields: dict, pythonpath: Path) -> int:
         env=env,
         cwd=pythonpath,
     )
-    return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
+    return int(re.search(r"Collected : (\d+)", out.stderr).group(1)), int(out.stdout.split()[-1])
+
+
+MODERN = ("reno", *(n for n in VARIANTS if n.startswith(("dctcp", "cubic_rfc9438", "newreno +", "linux", "bbr"))))
+"""Reno and issue 33's senders, whose speed the issue holds to at least half of Reno's."""
+
+
+def variant_instructions(seconds: float = 40.0) -> Table:
+    """Instructions per bottleneck packet of Reno and issue 33's senders on `seconds` of Dick's
+    scenario (callgrind): the deterministic side of `variants`, whose wall-clock ratios move with
+    the VM by several hundredths from one run to the next."""
+    table = Table(title=f"TCP variants by instructions (callgrind), Dick's scenario, {seconds:.0f} s")
+    for col in ("tcp", "instructions", "bottleneck pkts", "instructions/pkt", "vs reno"):
+        table.add_column(col, justify="left" if col == "tcp" else "right")
+    per_pkt = {}
+    for name in MODERN:
+        n, pkts = instructions_and_pkts(dict(VARIANTS[name], duration_s=seconds), ROOT)
+        per_pkt[name] = n / max(pkts, 1)
+        table.add_row(name, f"{n:,}", f"{pkts:,}", f"{per_pkt[name]:,.0f}", f"{per_pkt['reno'] / per_pkt[name]:.2f}")
+    return table
 
 
 def compare_instructions(baseline: Path, scale: float) -> Table:
@@ -500,14 +524,24 @@ def main() -> None:
         "engines' instructions under valgrind, each scenario's measured interval cut to SCALE "
         "(0.05 takes about 30 minutes)",
     )
+    parser.add_argument(
+        "--variant-instructions",
+        action="store_true",
+        help="also count the instructions per bottleneck packet of issue 33's senders against Reno's "
+        "under valgrind (about 4 minutes)",
+    )
     args = parser.parse_args()
     if args.instructions and not (args.baseline and shutil.which("valgrind")):
         parser.error("--instructions needs --baseline and valgrind on PATH")
+    if args.variant_instructions and not shutil.which("valgrind"):
+        parser.error("--variant-instructions needs valgrind on PATH")
     console = Console(width=160)
     with console.status("running scenarios..."):
         console.print(fixed_cost())
         console.print(current())
         console.print(variants())
+        if args.variant_instructions:
+            console.print(variant_instructions())
         console.print(disciplines())
         console.print(core())
         if args.baseline:
