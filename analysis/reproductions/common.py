@@ -109,6 +109,8 @@ def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] =
     cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}", *overrides]
     if STORED_ONLY.get():
         print(f"--stored: not run: {' '.join(cmd[2:])}", file=sys.stderr)
+        if not stored(results, None, preset).execute("SELECT count(*) FROM runs").fetchone()[0]:
+            raise NeedsRuns(f"no run of preset {preset} is stored in {results}")
         return 0
     if rerun:
         cmd.append("force=true")

@@ -164,6 +164,21 @@ def test_stored_refuses_a_search_and_an_empty_results_dir_in_one_line(tmp_path):
         "stanford_min_buffer": "error: --stored: stanford_min_buffer: it searches as it runs",
         "red_tuning": f"error: --stored: red_tuning: no results at {tmp_path / 'r'}",
     }
+    # A results_dir without a run of the preset: one line too, where the report's plot would have
+    # failed on no data.
+    (tmp_path / "other" / "runs").mkdir(parents=True)
+    res = subprocess.run(
+        [*base, "red_tuning", "--stored", *where[:1], str(tmp_path / "other"), *where[2:]],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert res.returncode == 2, res.stderr
+    assert (
+        res.stderr.splitlines()[-1]
+        == f"error: --stored: red_tuning: no run of preset red_tuning is stored in {tmp_path / 'other'}"
+    )
     for name, line in cases.items():
         res = subprocess.run([*base, name, "--stored", *where], capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert res.returncode == 2, res.stderr
