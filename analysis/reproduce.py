@@ -147,10 +147,7 @@ def reproduce(
     tokens = OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine")), STORED_ONLY.set(stored_only)
     try:
         report, plot = REPRODUCTIONS[name](results, rerun)
-    except NeedsRuns as e:
-        print(f"error: --stored: {name}: {e}", file=sys.stderr)
-        return 2
-    except NoResults as e:
+    except (NeedsRuns, NoResults) as e:  # NeedsRuns comes only under --stored
         if not stored_only:
             raise
         print(f"error: --stored: {name}: {e}", file=sys.stderr)
