@@ -21,6 +21,19 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, block: (i64, i64)) {
     add_range_at(ranges, lo, hi, block);
 }
 
+/// Removes [start, end) from sorted, disjoint ranges, cutting those it overlaps (RACK's marks).
+pub fn remove_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
+    let lo = ranges.partition_point(|b| b.1 <= start);
+    let hi = lo + ranges[lo..].partition_point(|b| b.0 < end);
+    if lo == hi {
+        return;
+    }
+    let (first, last) = (ranges[lo], ranges[hi - 1]);
+    let left = (first.0 < start).then_some((first.0, start));
+    let right = (last.1 > end).then_some((end, last.1));
+    ranges.splice(lo..hi, left.into_iter().chain(right));
+}
+
 /// `ranges[lo..hi]`: the ranges [start, end) overlaps or touches.
 fn touching(ranges: &[(i64, i64)], (start, end): (i64, i64)) -> (usize, usize) {
     let lo = ranges.partition_point(|b| b.1 < start);
