@@ -9,7 +9,7 @@
 //! tree per order, as before, cost several times more per loss (callgrind, BBR on Dick's scenario).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use super::sack::{add_range, remove_range};
 use crate::time::Time;
@@ -45,7 +45,9 @@ pub struct Marks {
     lost: BinaryHeap<Reverse<i64>>,
     /// Retransmissions in the order they left, (send time, sequence); an entry whose slot holds
     /// another time (or none) is skipped.
-    by_time: VecDeque<(Time, i64)>,
+    by_time: Vec<(Time, i64)>,
+    /// How many of `by_time`'s entries are live: past twice as many, the queue is compacted.
+    live: usize,
     /// Every packet marked lost or retransmitted, as sorted, disjoint ranges [start, end).
     marked: Vec<(i64, i64)>,
 }
@@ -79,13 +81,20 @@ impl Marks {
         slot
     }
 
-    /// Clears the marks of `seq`.
-    fn unmark(&mut self, seq: i64) {
+    /// Clears the marks of every marked packet in [start, end), and takes them out of `marked`.
+    fn unmark(&mut self, start: i64, end: i64) {
         let mask = self.slots.len().wrapping_sub(1);
-        if let Some(slot) = self.slots.get_mut(seq as usize & mask).filter(|s| s.seq == seq) {
-            self.lost_pkts -= i64::from(slot.lost);
-            *slot = EMPTY;
+        let i = self.marked.partition_point(|m| m.1 <= start);
+        for &(a, b) in self.marked[i..].iter().take_while(|m| m.0 < end) {
+            for seq in a.max(start)..b.min(end) {
+                if let Some(slot) = self.slots.get_mut(seq as usize & mask).filter(|s| s.seq == seq) {
+                    self.lost_pkts -= i64::from(slot.lost);
+                    self.live -= usize::from(slot.resent_at != NEVER);
+                    *slot = EMPTY;
+                }
+            }
         }
+        remove_range(&mut self.marked, (start, end));
     }
 
     /// The marked packets in [start, end), in order.
@@ -114,9 +123,10 @@ impl Marks {
 
     pub fn mark_lost(&mut self, seq: i64) {
         let slot = self.slot_mut(seq);
-        slot.resent_at = NEVER;
-        if !slot.lost {
-            slot.lost = true;
+        let was_resent = std::mem::replace(&mut slot.resent_at, NEVER) != NEVER;
+        let newly_lost = !std::mem::replace(&mut slot.lost, true);
+        self.live -= usize::from(was_resent);
+        if newly_lost {
             self.lost_pkts += 1;
             self.lost.push(Reverse(seq));
         }
@@ -137,7 +147,10 @@ impl Marks {
 
     /// `seq` was sent again at `now` (times never decrease).
     pub fn retransmitted(&mut self, seq: i64, now: Time) {
-        self.slot_mut(seq).resent_at = now;
+        let old = std::mem::replace(&mut self.slot_mut(seq).resent_at, now);
+        if old != now {
+            self.live += usize::from(old == NEVER); // else the old entry dies as this one lives
+        }
         let q = &mut self.by_time;
         let at = q.len() - q.iter().rev().take_while(|&&e| e > (now, seq)).count();
         if at == 0 || q[at - 1] != (now, seq) {
@@ -151,37 +164,49 @@ impl Marks {
         if !self.may_touch(start, end) {
             return; // most blocks: no mark inside
         }
-        let seqs: Vec<i64> = self.marked_in(start, end).collect();
-        seqs.into_iter().for_each(|s| self.unmark(s));
-        remove_range(&mut self.marked, (start, end));
+        let live = self.live;
+        self.unmark(start, end);
+        if self.live < live {
+            self.compact();
+        }
     }
 
     /// The cumulative ACK reached `ackno`.
     pub fn acked_to(&mut self, ackno: i64) {
         if self.marked.first().is_some_and(|m| m.0 <= ackno) {
-            let seqs: Vec<i64> = self.marked_in(i64::MIN, ackno + 1).collect();
-            seqs.into_iter().for_each(|s| self.unmark(s));
-            remove_range(&mut self.marked, (i64::MIN, ackno + 1));
+            let live = self.live;
+            self.unmark(i64::MIN, ackno + 1);
+            if self.live < live {
+                self.compact();
+            }
         }
         self.base = self.base.max(ackno + 1);
         while self.lost.peek().is_some_and(|&Reverse(s)| s <= ackno) {
             self.lost.pop();
         }
-        self.drop_stale_retransmissions();
     }
 
-    fn drop_stale_retransmissions(&mut self) {
-        while let Some(&(t, seq)) = self.by_time.front() {
-            if self.slot(seq).is_some_and(|s| s.resent_at == t) {
-                break;
-            }
-            self.by_time.pop_front();
+    /// Drops `by_time`'s dead entries at both ends, and all of them once they outnumber the live
+    /// ones (amortized O(1)); unit tests drop all every time, which checks the live count.
+    fn compact(&mut self) {
+        let (slots, base) = (&self.slots, self.base);
+        let live = |&(t, seq): &(Time, i64)| lookup(slots, base, seq).is_some_and(|s| s.resent_at == t);
+        // Retransmissions are mostly delivered in the order they left: the dead are at the front.
+        let dead = self.by_time.iter().take_while(|e| !live(e)).count();
+        self.by_time.drain(..dead); // a few entries: a short move
+        while self.by_time.last().is_some_and(|e| !live(e)) {
+            self.by_time.pop();
+        }
+        if self.by_time.len() > 2 * self.live + 16 || cfg!(test) {
+            self.by_time.retain(live);
+            debug_assert_eq!(self.by_time.len(), self.live, "live retransmissions");
         }
     }
 
     /// After a timeout no packet counts as retransmitted (Linux `tcp_timeout_mark_lost`).
     pub fn clear_retransmissions(&mut self) {
         self.by_time.clear();
+        self.live = 0;
         let mut kept = vec![];
         for seq in self.marked_in(i64::MIN, i64::MAX).collect::<Vec<_>>() {
             let slot = self.slot_mut(seq);
@@ -219,9 +244,13 @@ impl Marks {
     /// Retransmissions sent before `rack` (send time, sequence), earliest first.
     pub fn retransmitted_before(&self, rack: (Time, i64)) -> impl DoubleEndedIterator<Item = (Time, i64)> + '_ {
         let (slots, base) = (&self.slots, self.base);
-        let n = self.by_time.partition_point(|&e| e < rack);
+        let n = match self.by_time.last() {
+            _ if self.live == 0 => 0,
+            Some(&last) if last < rack => self.by_time.len(), // most often: all sent before RACK's
+            _ => self.by_time.partition_point(|&e| e < rack),
+        };
         let live = move |&(t, seq): &(Time, i64)| lookup(slots, base, seq).is_some_and(|s| s.resent_at == t);
-        self.by_time.range(..n).copied().filter(live)
+        self.by_time[..n].iter().copied().filter(live)
     }
 }
 #[cfg(test)]
