@@ -46,21 +46,25 @@ fn key(time: Time, seq: u64) -> u128 {
     ((time as u128) << 64) | seq as u128
 }
 
-#[inline(always)]
-fn time_of(key: u128) -> Time {
-    (key >> 64) as Time
-}
-
+/// The key's two halves as two words, so that an entry is 24 bytes, not the 32 a `u128` field's
+/// alignment would make it: the heap moves a quarter less memory.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// See `key`.
-    key: u128,
+    time: Time,
+    seq: u64,
     event: Event,
+}
+
+impl Entry {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        key(self.time, self.seq)
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+        self.key() == other.key()
     }
 }
 impl Eq for Entry {}
@@ -72,7 +76,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+        other.key().cmp(&self.key())
     }
 }
 
@@ -118,18 +122,18 @@ impl EventQueue {
         assert!(time >= self.now, "event {event:?} scheduled at {time} ps, before now ({} ps)", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { key: key(time, class | seq), event });
+        self.heap.push(Entry { time, seq: class | seq, event });
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let e = self.heap.pop()?;
         self.executed += 1;
-        self.now = time_of(e.key);
-        Some((time_of(e.key), e.event))
+        self.now = e.time;
+        Some((e.time, e.event))
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| time_of(e.key))
+        self.heap.peek().map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {
