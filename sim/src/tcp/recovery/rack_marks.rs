@@ -81,8 +81,10 @@ impl Marks {
         slot
     }
 
-    /// Clears the marks of every marked packet in [start, end), and takes them out of `marked`.
+    /// Clears the marks of every marked packet in [start, end), and takes them out of `marked`;
+    /// compacts `by_time` if a retransmission died.
     fn unmark(&mut self, start: i64, end: i64) {
+        let live = self.live;
         let mask = self.slots.len().wrapping_sub(1);
         let i = self.marked.partition_point(|m| m.1 <= start);
         for &(a, b) in self.marked[i..].iter().take_while(|m| m.0 < end) {
@@ -95,6 +97,9 @@ impl Marks {
             }
         }
         remove_range(&mut self.marked, (start, end));
+        if self.live < live {
+            self.compact();
+        }
     }
 
     /// The marked packets in [start, end), in order.
@@ -164,21 +169,13 @@ impl Marks {
         if !self.may_touch(start, end) {
             return; // most blocks: no mark inside
         }
-        let live = self.live;
         self.unmark(start, end);
-        if self.live < live {
-            self.compact();
-        }
     }
 
     /// The cumulative ACK reached `ackno`.
     pub fn acked_to(&mut self, ackno: i64) {
         if self.marked.first().is_some_and(|m| m.0 <= ackno) {
-            let live = self.live;
             self.unmark(i64::MIN, ackno + 1);
-            if self.live < live {
-                self.compact();
-            }
         }
         self.base = self.base.max(ackno + 1);
         while self.lost.peek().is_some_and(|&Reverse(s)| s <= ackno) {
