@@ -1,4 +1,5 @@
-//! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence).
+//! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence), whose
+//! running event is replaced by the first one its handler schedules (`take`, `release`).
 //! Details: docs/engine.md, `event.rs`.
 
 use crate::time::Time;
@@ -87,6 +88,10 @@ pub struct EventQueue {
     /// The time of the last event popped: nothing may be scheduled before it.
     now: Time,
     pub executed: u64,
+    /// The event `take` handed out is still the heap's top: the first event its handler
+    /// schedules takes its place (one sift down instead of a pop and a push); `release` pops it
+    /// if none did.
+    held: bool,
 }
 
 impl EventQueue {
@@ -122,26 +127,55 @@ impl EventQueue {
         assert!(time >= self.now, "event {event:?} scheduled at {time} ps, before now ({} ps)", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq: class | seq, event });
+        let entry = Entry { time, seq: class | seq, event };
+        if self.held {
+            self.held = false;
+            *self.heap.peek_mut().expect("a held event") = entry;
+        } else {
+            self.heap.push(entry);
+        }
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        self.release();
         let e = self.heap.pop()?;
         self.executed += 1;
         self.now = e.time;
         Some((e.time, e.event))
     }
 
-    pub fn peek_time(&self) -> Option<Time> {
+    /// The next event, left at the top of the heap until `release` (or the next `push`, which
+    /// replaces it): the order is the keys' alone, so it is `pop`'s.
+    #[inline(always)]
+    pub fn take(&mut self) -> Option<(Time, Event)> {
+        self.release();
+        let e = *self.heap.peek()?;
+        self.held = true;
+        self.executed += 1;
+        self.now = e.time;
+        Some((e.time, e.event))
+    }
+
+    /// Removes the event `take` handed out, unless a `push` already took its place.
+    #[inline(always)]
+    pub fn release(&mut self) {
+        if self.held {
+            self.held = false;
+            self.heap.pop();
+        }
+    }
+
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.release();
         self.heap.peek().map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - usize::from(self.held)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -170,6 +204,54 @@ mod tests {
             order,
             vec![(1, Event::LinkDone(0)), (3, Event::LinkExit(1)), (3, Event::LinkExit(2)), (5, Event::SampleTick)]
         );
+    }
+
+    /// `take` / `release`, with the first push replacing the event taken, hands out the events in
+    /// the order `pop` does, over random schedules (ties, late events, handlers that schedule
+    /// none, one or several).
+    #[test]
+    fn take_and_release_run_the_order_pop_does() {
+        let mut x = 7u64; // a small LCG: the test needs no random crate
+        let mut rand = move |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (mut by_pop, mut by_take) = (EventQueue::new(), EventQueue::new());
+        let mut next_id = 0u32;
+        for _ in 0..50 {
+            let t = rand(20);
+            for q in [&mut by_pop, &mut by_take] {
+                q.push(t, Event::LinkDone(next_id));
+            }
+            next_id += 1;
+        }
+        let (mut popped, mut taken) = (Vec::new(), Vec::new());
+        while !by_pop.is_empty() {
+            let (t, ev) = by_pop.pop().expect("not empty");
+            assert_eq!(by_take.len(), by_pop.len() + 1);
+            let got = by_take.take().expect("the same length");
+            popped.push((t, ev));
+            taken.push(got);
+            if popped.len() > 20_000 {
+                break;
+            }
+            // The handler: schedules 0-3 events, some at its own time, some late.
+            for _ in 0..rand(4) {
+                let (at, late) = (t + rand(3) * rand(10), rand(3) == 0);
+                for q in [&mut by_pop, &mut by_take] {
+                    if late {
+                        q.push_after_arrivals(at, Event::LinkExit(next_id));
+                    } else {
+                        q.push(at, Event::LinkExit(next_id));
+                    }
+                }
+                next_id += 1;
+            }
+            by_take.release();
+            assert_eq!(by_take.len(), by_pop.len());
+        }
+        assert_eq!(popped, taken);
+        assert!(popped.len() > 1000, "the schedule ran {} events", popped.len());
     }
 
     #[test]

@@ -340,7 +340,7 @@ impl<'c> World<'c> {
             if t > self.end {
                 break;
             }
-            let (t, ev) = self.events.pop().expect("peeked");
+            let (t, ev) = self.events.take().expect("peeked");
             self.now = t;
             self.dispatch(ev);
             since_poll += 1;
