@@ -1,5 +1,5 @@
 //! The event list: a 4-ary heap (`dary_heap`) ordered by (time, insertion sequence), whose
-//! running event is replaced by the first one its handler schedules (`take`, `release`).
+//! running event is replaced by the first one its handler schedules (`take_until`, `release`).
 //! Details: docs/engine.md, `event.rs`.
 
 use crate::time::Time;
@@ -88,7 +88,7 @@ pub struct EventQueue {
     /// The time of the last event popped: nothing may be scheduled before it.
     now: Time,
     pub executed: u64,
-    /// The event `take` handed out is still the heap's top: the first event its handler
+    /// The event `take_until` handed out is still the heap's top: the first event its handler
     /// schedules takes its place (one sift down instead of a pop and a push); `release` pops it
     /// if none did.
     held: bool,
@@ -144,30 +144,25 @@ impl EventQueue {
         Some((e.time, e.event))
     }
 
-    /// The next event, left at the top of the heap until `release` (or the next `push`, which
-    /// replaces it): the order is the keys' alone, so it is `pop`'s.
+    /// The next event if it is due by `end`, left at the top of the heap until `release` (or the
+    /// next `push`, which replaces it): the order is the keys' alone, so it is `pop`'s.
     #[inline(always)]
-    pub fn take(&mut self) -> Option<(Time, Event)> {
+    pub fn take_until(&mut self, end: Time) -> Option<(Time, Event)> {
         self.release();
-        let e = *self.heap.peek()?;
+        let e = *self.heap.peek().filter(|e| e.time <= end)?;
         self.held = true;
         self.executed += 1;
         self.now = e.time;
         Some((e.time, e.event))
     }
 
-    /// Removes the event `take` handed out, unless a `push` already took its place.
+    /// Removes the event `take_until` handed out, unless a `push` already took its place.
     #[inline(always)]
     pub fn release(&mut self) {
         if self.held {
             self.held = false;
             self.heap.pop();
         }
-    }
-
-    pub fn peek_time(&mut self) -> Option<Time> {
-        self.release();
-        self.heap.peek().map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {
@@ -206,7 +201,7 @@ mod tests {
         );
     }
 
-    /// `take` / `release`, with the first push replacing the event taken, hands out the events in
+    /// `take_until` / `release`, with the first push replacing the event taken, hands out the events in
     /// the order `pop` does, over random schedules (ties, late events, handlers that schedule
     /// none, one or several).
     #[test]
@@ -229,7 +224,7 @@ mod tests {
         while !by_pop.is_empty() {
             let (t, ev) = by_pop.pop().expect("not empty");
             assert_eq!(by_take.len(), by_pop.len() + 1);
-            let got = by_take.take().expect("the same length");
+            let got = by_take.take_until(Time::MAX).expect("the same length");
             popped.push((t, ev));
             taken.push(got);
             if popped.len() > 20_000 {

@@ -336,11 +336,7 @@ impl<'c> World<'c> {
         let started = std::time::Instant::now();
         let mut interrupted = false;
         let mut since_poll = 0u32;
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (t, ev) = self.events.take().expect("peeked");
+        while let Some((t, ev)) = self.events.take_until(self.end) {
             self.now = t;
             self.dispatch(ev);
             since_poll += 1;
