@@ -251,6 +251,19 @@ pub trait Recovery: Send {
         false
     }
 
+    /// Once, at the sender's construction, if the window law wants rate samples: a recovery whose
+    /// SACK scoreboard works out which packets each ACK newly delivers (RACK-TLP's) offers them
+    /// to the rate estimator, which then keeps no scoreboard of its own, and returns true.
+    fn report_deliveries(&mut self) -> bool {
+        false
+    }
+
+    /// After `on_any_ack`, if `report_deliveries`: the packets the ACK newly delivered, as
+    /// [start, end) ranges in the order `RateSampler::on_ack` finds them.
+    fn delivered(&self) -> &[(i64, i64)] {
+        &[]
+    }
+
     /// Once, at the sender's construction: the window law sets the window itself on every ACK
     /// (BBR; the recovery then only chooses what to send, as Linux skips PRR for such a law), and
     /// the release paces (a recovery that sends by itself then paces too).

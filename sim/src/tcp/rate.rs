@@ -192,10 +192,19 @@ impl RateSampler {
             }
         }
         self.last.set(blocks);
+        let rs = self.on_delivered(&newly, maxseq, now);
+        self.newly = newly;
+        rs
+    }
+
+    /// The second half of `on_ack`, for the packets `newly` ([start, end) ranges, in `on_ack`'s
+    /// order) the ACK newly delivered: from `on_ack`, or from a recovery that works them out
+    /// (`Recovery::report_deliveries`), in which case this estimator's own scoreboard stays empty.
+    pub fn on_delivered(&mut self, newly: &[(i64, i64)], maxseq: i64, now: Time) -> RateSample {
         let mut rs = RateSample { now, delivered: -1, ..Default::default() };
         let mut best: Option<TxRecord> = None;
         let mut rtt_from: Option<Time> = None;
-        for &(a, b) in &newly {
+        for &(a, b) in newly {
             for seq in a..b {
                 let Some(rec) = self.tx.get(seq, maxseq) else { continue };
                 rs.acked_sacked += 1;
@@ -219,7 +228,6 @@ impl RateSampler {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
         (rs.delivered_total, rs.delivered_time) = (self.delivered, self.delivered_time);
-        self.newly = newly;
         let Some(p) = best else { return rs };
         self.first_tx = p.sent;
         rs.prior_delivered = p.delivered;
@@ -301,6 +309,46 @@ mod tests {
             add_range_reporting(&mut b, block, &mut got);
             assert_eq!(got, want, "step {step}, block {block:?}");
             assert_eq!(a, b, "step {step}");
+        }
+    }
+
+    /// A recovery's SACK scoreboard reports what each ACK newly delivers (`Sack::unsacked`, then
+    /// `Sack::on_sack_reporting`, as RACK-TLP does) exactly as this estimator's own scoreboard
+    /// finds it, in the same order, over random ACKs: blocks repeated, grown, stale, below the
+    /// cumulative ACK, and duplicate ACKs.
+    #[test]
+    fn a_recovery_reports_the_deliveries_this_estimator_finds() {
+        use crate::tcp::recovery::sack::Sack;
+        use crate::tcp::TcpState;
+        let mut x = 5u64;
+        let mut rand = move |n: i64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % n as u64) as i64
+        };
+        let (mut r, mut sack, mut st) = (RateSampler::default(), Sack::without_pipe(), TcpState::new(2.0, 64.0, 1e9));
+        st.highest_ack = -1;
+        let mut blocks: Vec<(i64, i64)> = vec![];
+        for step in 0..5000 {
+            let una = st.highest_ack;
+            let ackno = if rand(4) == 0 { una + rand(12) } else { una };
+            match rand(3) {
+                0 => blocks.iter_mut().for_each(|b| b.1 += rand(3)), // grown, or repeated as they were
+                1 => {
+                    let start = una + 1 + rand(40);
+                    blocks.insert(0, (start, start + 1 + rand(6)));
+                    blocks.truncate(1 + rand(4) as usize);
+                }
+                _ => blocks.retain(|b| b.1 > ackno + 1 || rand(2) == 0), // some stale ones stay
+            }
+            r.on_ack(una, ackno, &blocks, una + 60, 0);
+            let mut newly = vec![];
+            if ackno > una {
+                sack.unsacked(una + 1, ackno + 1, &mut newly);
+            }
+            sack.on_sack_reporting(&st, &blocks, ackno, &mut newly);
+            sack.drop_to(ackno);
+            assert_eq!(newly, r.newly, "step {step}: ack {ackno}, blocks {blocks:?}");
+            st.highest_ack = ackno;
         }
     }
 

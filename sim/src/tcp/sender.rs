@@ -251,6 +251,9 @@ pub struct TcpSender {
     paused: bool,
     /// The receiver echoes timestamps: the window law reads them.
     stamps: bool,
+    /// The recovery tells the rate estimator what each ACK newly delivered
+    /// (`Recovery::report_deliveries`).
+    rate_fed: bool,
 }
 
 impl TcpSender {
@@ -278,10 +281,11 @@ impl TcpSender {
         let stamps = law.wants_timestamps();
         let mut recovery = recovery;
         recovery.configure(law.sets_window(), release.paces());
-        let mut sender = Self { core, law, recovery, release, paused: false, stamps };
+        let mut sender = Self { core, law, recovery, release, paused: false, stamps, rate_fed: false };
         sender.core.sent_at = SeqRing::new(stamps || sender.recovery.wants_send_times());
         if sender.law.wants_rate_samples() {
             sender.core.rate = Some(Box::default());
+            sender.rate_fed = sender.recovery.report_deliveries();
         }
         sender
     }
@@ -409,7 +413,9 @@ impl TcpSender {
             let in_flight = if read { self.recovery.in_flight(&c.st) } else { UNCOUNTED };
             (in_flight, c.lost_pkts)
         });
-        let sample = c.rate.as_mut().map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
+        let sample = c.rate.as_mut().filter(|_| !self.rate_fed);
+        let sample = sample.map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
+        let maxseq = c.st.maxseq; // `on_any_ack` sends nothing: the records it reads stay
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
             if ackno >= seq && ackno > c.st.highest_ack {
@@ -437,6 +443,8 @@ impl TcpSender {
         self.law.on_ack_event(&mut c.st, &ev);
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
         if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
+            let fed = self.core.rate.as_mut().filter(|_| self.rate_fed);
+            let sample = sample.or_else(|| fed.map(|r| r.on_delivered(self.recovery.delivered(), maxseq, now)));
             if let (Some(rs), Some(prior)) = (sample, prior) {
                 self.rate_sample(rs, prior);
             }

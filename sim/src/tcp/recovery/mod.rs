@@ -86,6 +86,14 @@ macro_rules! recoveries {
                 match self { $(AnyRecovery::$ty(r) => r.wants_send_times(),)* }
             }
             #[inline]
+            fn report_deliveries(&mut self) -> bool {
+                match self { $(AnyRecovery::$ty(r) => r.report_deliveries(),)* }
+            }
+            #[inline]
+            fn delivered(&self) -> &[(i64, i64)] {
+                match self { $(AnyRecovery::$ty(r) => r.delivered(),)* }
+            }
+            #[inline]
             fn on_timer(&mut self, core: &mut SenderCore, law: &mut AnyLaw, now: Time, out: &mut Vec<i64>) -> bool {
                 match self { $(AnyRecovery::$ty(r) => r.on_timer(core, law, now, out),)* }
             }

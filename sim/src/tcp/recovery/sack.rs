@@ -36,6 +36,11 @@ pub fn remove_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
 
 /// `ranges[lo..hi]`: the ranges [start, end) overlaps or touches.
 fn touching(ranges: &[(i64, i64)], (start, end): (i64, i64)) -> (usize, usize) {
+    let n = ranges.len();
+    if let Some(&(_, e)) = ranges.last().filter(|r| start >= r.0) {
+        // Most often the block grows the highest range or lies above it: no search.
+        return (if start <= e { n - 1 } else { n }, n);
+    }
     let lo = ranges.partition_point(|b| b.1 < start);
     (lo, lo + ranges[lo..].partition_point(|b| b.0 <= end))
 }
@@ -139,6 +144,8 @@ pub struct Sack {
     /// `before[i] - before[0]`: the packets in `sacked[..i]`. Prefix sums, so that `pipe` (twice an
     /// ACK) counts below a limit in one search instead of a sum over up to a hundred ranges.
     before: Vec<i64>,
+    /// No prefix sums: the owner never asks for `pipe` (RACK-TLP counts its own in-flight).
+    no_pipe: bool,
     last: LastBlocks,
     /// The highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: i64,
@@ -160,19 +167,62 @@ impl Sack {
         Self { retain: true, ..Self::default() }
     }
 
-    /// Adds a SACK block to the scoreboard, merging it with those it touches.
-    fn add(&mut self, block: (i64, i64)) {
+    /// A scoreboard without `pipe`, whose owner counts what is in flight itself (RACK-TLP): it
+    /// keeps no prefix sums.
+    pub fn without_pipe() -> Self {
+        Self { no_pipe: true, ..Self::default() }
+    }
+
+    /// Adds a SACK block to the scoreboard, merging it with those it touches. With `report`
+    /// (`ackno`, `newly`), first pushes onto `newly` the parts of it above `ackno` not SACKed
+    /// before (`on_sack_reporting`).
+    fn add(&mut self, block: (i64, i64), report: Option<(i64, &mut Vec<(i64, i64)>)>) {
         if covers(&self.sacked, block.0, block.1) {
             return;
         }
         let (lo, hi) = touching(&self.sacked, block);
+        if let Some((ackno, newly)) = report {
+            // Ranges touching the whole block include those touching the part above `ackno`.
+            let from = block.0.max(ackno + 1);
+            if block.1 > from {
+                gaps(&self.sacked[lo..hi], from, block.1, newly);
+            }
+        }
         let at = |i: usize| self.before.get(i).copied().unwrap_or_else(|| self.before_end());
-        let (at_lo, merged) = (at(lo), at(hi) - at(lo)); // the packets in sacked[lo..hi]
+        // The packets in sacked[lo..hi]: a few ranges, summed, without prefix sums.
+        let (at_lo, merged) = match self.no_pipe {
+            true => (0, self.sacked[lo..hi].iter().map(|&(s, e)| e - s).sum()),
+            false => (at(lo), at(hi) - at(lo)),
+        };
         add_range_at(&mut self.sacked, lo, hi, block);
         let grown = self.sacked[lo].1 - self.sacked[lo].0 - merged; // merged at `lo`
         self.sacked_count += grown;
-        self.before.splice(lo..hi, [at_lo]);
-        self.before[lo + 1..].iter_mut().for_each(|b| *b += grown);
+        if !self.no_pipe {
+            self.before.splice(lo..hi, [at_lo]);
+            self.before[lo + 1..].iter_mut().for_each(|b| *b += grown);
+        }
+    }
+
+    /// `on_sack` for an ACK of everything up to `ackno`, pushing onto `newly` the parts above
+    /// `ackno` of its blocks that no earlier ACK SACKed, block by block: with `unsacked` (the
+    /// cumulative ACK's part, taken first), what the rate estimator counts delivered
+    /// (`RateSampler::on_ack`, which keeps the same scoreboard for recoveries that have none).
+    pub fn on_sack_reporting(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64, newly: &mut Vec<(i64, i64)>) {
+        for &(start, end) in blocks {
+            if self.last.has((start, end)) {
+                continue;
+            }
+            let start = start.max(st.highest_ack + 1);
+            if end > start {
+                self.add((start, end), Some((ackno, &mut *newly)));
+            }
+        }
+        self.last.set(blocks);
+    }
+
+    /// Pushes onto `out` the unSACKed ranges of [lo, hi).
+    pub fn unsacked(&self, lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
+        gaps(&self.sacked, lo, hi, out);
     }
 
     /// What `before` would hold for a range after the last.
@@ -182,13 +232,18 @@ impl Sack {
 
     /// Forgets what the cumulative ACK `ackno` now covers.
     pub fn drop_to(&mut self, ackno: i64) {
-        let keep = self.sacked.partition_point(|b| b.1 <= ackno + 1);
+        // From the front: each range goes once, and most ACKs take none or one.
+        let keep = self.sacked.iter().take_while(|b| b.1 <= ackno + 1).count();
         self.sacked_count -= self.sacked.drain(..keep).map(|(s, e)| e - s).sum::<i64>();
-        self.before.drain(..keep);
+        if !self.no_pipe {
+            self.before.drain(..keep);
+        }
         if let Some(first) = self.sacked.first_mut() {
             let start = first.0.max(ackno + 1);
             self.sacked_count -= start - first.0;
-            self.before[0] += start - first.0; // counted before the first range now
+            if !self.no_pipe {
+                self.before[0] += start - first.0; // counted before the first range now
+            }
             first.0 = start;
         }
     }
@@ -208,6 +263,7 @@ impl Sack {
 
     /// SACKed packets in (st.highest_ack, below), from the prefix sums.
     fn sacked_below(&self, below: i64) -> i64 {
+        debug_assert!(!self.no_pipe, "a scoreboard without pipe counts no packets below");
         if self.sacked.first().is_none_or(|b| below <= b.0) {
             return 0; // outside recovery HighRxt is below every SACKed packet
         }
@@ -331,7 +387,7 @@ impl Recovery for Sack {
             // A block at or below the cumulative ACK (a D-SACK or a stale one) says nothing new.
             let start = start.max(st.highest_ack + 1);
             if end > start {
-                self.add((start, end));
+                self.add((start, end), None);
             }
         }
         self.last.set(blocks);
@@ -484,6 +540,29 @@ mod tests {
         assert_eq!(r.holes(0, 21).collect::<Vec<_>>(), vec![(1, 3), (5, 8), (9, 21)]);
         assert_eq!(r.holes(3, 7).collect::<Vec<_>>(), vec![(5, 7)]);
         assert_eq!(r.holes(0, 2).collect::<Vec<_>>(), vec![(1, 2)]);
+    }
+
+    /// `touching`'s shortcut for blocks at or above the highest range gives what its two
+    /// searches give, over random scoreboards and blocks.
+    #[test]
+    fn touching_without_a_search_matches_the_search() {
+        let mut x = 3u64;
+        let mut rand = move |n: i64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % n as u64) as i64
+        };
+        let mut ranges = vec![];
+        for step in 0..5000 {
+            if step % 100 == 0 {
+                ranges.clear();
+            }
+            let start = rand(200);
+            let block = (start, start + 1 + rand(8));
+            let lo = ranges.partition_point(|b: &(i64, i64)| b.1 < block.0);
+            let want = (lo, lo + ranges[lo..].partition_point(|b| b.0 <= block.1));
+            assert_eq!(touching(&ranges, block), want, "step {step}: {block:?} in {ranges:?}");
+            add_range(&mut ranges, block);
+        }
     }
 
     /// The prefix sums `pipe` counts from stay equal to a plain count through merges, inserts
