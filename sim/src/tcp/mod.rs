@@ -215,6 +215,17 @@ pub enum AckKind {
     InRecovery,
 }
 
+/// When a recovery's list of what an ACK newly delivered is ready (`Recovery::report_deliveries`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reports {
+    /// It keeps none: the rate estimator keeps its own scoreboard.
+    No,
+    /// After `on_sack` (the SACK recoveries).
+    OnSack,
+    /// After `on_any_ack` (RACK-TLP).
+    OnAck,
+}
+
 /// Loss recovery: what a new ACK does during fast recovery.
 pub trait Recovery: Send {
     /// A cumulative ACK above `st.highest_ack` (`st` still holds the old value). Ends or
@@ -228,8 +239,9 @@ pub trait Recovery: Send {
     /// Fast retransmit started loss recovery (the hole has been retransmitted).
     fn on_fast_retransmit(&mut self, _st: &mut TcpState) {}
 
-    /// The SACK blocks of an ACK, new or duplicate, before the sender processes it.
-    fn on_sack(&mut self, _st: &TcpState, _blocks: &[(i64, i64)]) {}
+    /// The SACK blocks of an ACK of everything up to `ackno`, new or duplicate, before the
+    /// sender processes it.
+    fn on_sack(&mut self, _st: &TcpState, _blocks: &[(i64, i64)], _ackno: i64) {}
 
     /// Whether duplicate ACKs inflate the window during recovery (Reno, NewReno), or the
     /// recovery counts what is in flight itself (SACK's pipe).
@@ -252,14 +264,14 @@ pub trait Recovery: Send {
     }
 
     /// Once, at the sender's construction, if the window law wants rate samples: a recovery whose
-    /// SACK scoreboard works out which packets each ACK newly delivers (RACK-TLP's) offers them
-    /// to the rate estimator, which then keeps no scoreboard of its own, and returns true.
-    fn report_deliveries(&mut self) -> bool {
-        false
+    /// SACK scoreboard works out which packets each ACK newly delivers offers them to the rate
+    /// estimator, which then keeps no scoreboard of its own, and says when they are ready.
+    fn report_deliveries(&mut self) -> Reports {
+        Reports::No
     }
 
-    /// After `on_any_ack`, if `report_deliveries`: the packets the ACK newly delivered, as
-    /// [start, end) ranges in the order `RateSampler::on_ack` finds them.
+    /// If `report_deliveries`: the packets the last ACK newly delivered, as [start, end) ranges
+    /// in the order `RateSampler::on_ack` finds them.
     fn delivered(&self) -> &[(i64, i64)] {
         &[]
     }

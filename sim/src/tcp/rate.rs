@@ -312,43 +312,47 @@ mod tests {
         }
     }
 
-    /// A recovery's SACK scoreboard reports what each ACK newly delivers (`Sack::unsacked`, then
-    /// `Sack::on_sack_reporting`, as RACK-TLP does) exactly as this estimator's own scoreboard
-    /// finds it, in the same order, over random ACKs: blocks repeated, grown, stale, below the
-    /// cumulative ACK, and duplicate ACKs.
+    /// A SACK scoreboard reports what each ACK newly delivers (`Sack::report`) exactly as this
+    /// estimator's own scoreboard finds it, in the same order, over random ACKs: blocks repeated,
+    /// grown, stale, below the cumulative ACK, duplicate ACKs, and timeouts after which `sack`
+    /// forgets its scoreboard (`sack_retain` and RACK-TLP's keep it), while this one keeps it.
     #[test]
-    fn a_recovery_reports_the_deliveries_this_estimator_finds() {
+    fn a_sack_scoreboard_reports_the_deliveries_this_estimator_finds() {
         use crate::tcp::recovery::sack::Sack;
-        use crate::tcp::TcpState;
-        let mut x = 5u64;
-        let mut rand = move |n: i64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
-        let (mut r, mut sack, mut st) = (RateSampler::default(), Sack::without_pipe(), TcpState::new(2.0, 64.0, 1e9));
-        st.highest_ack = -1;
-        let mut blocks: Vec<(i64, i64)> = vec![];
-        for step in 0..5000 {
-            let una = st.highest_ack;
-            let ackno = if rand(4) == 0 { una + rand(12) } else { una };
-            match rand(3) {
-                0 => blocks.iter_mut().for_each(|b| b.1 += rand(3)), // grown, or repeated as they were
-                1 => {
-                    let start = una + 1 + rand(40);
-                    blocks.insert(0, (start, start + 1 + rand(6)));
-                    blocks.truncate(1 + rand(4) as usize);
+        use crate::tcp::{Recovery, TcpState};
+        for (mut sack, timeouts) in [(Sack::without_pipe(), false), (Sack::default(), true), (Sack::retaining(), true)]
+        {
+            sack.report();
+            let mut x = 5u64;
+            let mut rand = move |n: i64| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((x >> 33) % n as u64) as i64
+            };
+            let (mut r, mut st) = (RateSampler::default(), TcpState::new(2.0, 64.0, 1e9));
+            st.highest_ack = -1;
+            st.maxseq = 1_000_000;
+            let mut blocks: Vec<(i64, i64)> = vec![];
+            for step in 0..5000 {
+                let una = st.highest_ack;
+                let ackno = if rand(4) == 0 { una + rand(12) } else { una };
+                match rand(3) {
+                    0 => blocks.iter_mut().for_each(|b| b.1 += rand(3)), // grown, or repeated as they were
+                    1 => {
+                        let start = una + 1 + rand(40);
+                        blocks.insert(0, (start, start + 1 + rand(6)));
+                        blocks.truncate(1 + rand(4) as usize);
+                    }
+                    _ => blocks.retain(|b| b.1 > ackno + 1 || rand(2) == 0), // some stale ones stay
                 }
-                _ => blocks.retain(|b| b.1 > ackno + 1 || rand(2) == 0), // some stale ones stay
+                if timeouts && rand(50) == 0 {
+                    sack.on_timeout(&st);
+                }
+                r.on_ack(una, ackno, &blocks, una + 60, 0);
+                sack.take_blocks(&st, &blocks, ackno);
+                sack.drop_to(ackno);
+                assert_eq!(sack.newly(), r.newly, "step {step}: ack {ackno}, blocks {blocks:?}");
+                st.highest_ack = ackno;
             }
-            r.on_ack(una, ackno, &blocks, una + 60, 0);
-            let mut newly = vec![];
-            if ackno > una {
-                sack.unsacked(una + 1, ackno + 1, &mut newly);
-            }
-            sack.on_sack_reporting(&st, &blocks, ackno, &mut newly);
-            sack.drop_to(ackno);
-            assert_eq!(newly, r.newly, "step {step}: ack {ackno}, blocks {blocks:?}");
-            st.highest_ack = ackno;
         }
     }
 

@@ -5,7 +5,8 @@
 use super::rate::{CaState, InFlight, RateSample, RateSampler, UNCOUNTED};
 use super::seq_ring::SeqRing;
 use super::{
-    Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, TcpState, WindowLaw,
+    Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, Reports, TcpState,
+    WindowLaw,
 };
 use crate::time::{from_secs, to_secs, Time};
 
@@ -251,9 +252,9 @@ pub struct TcpSender {
     paused: bool,
     /// The receiver echoes timestamps: the window law reads them.
     stamps: bool,
-    /// The recovery tells the rate estimator what each ACK newly delivered
+    /// Whether and when the recovery tells the rate estimator what each ACK newly delivered
     /// (`Recovery::report_deliveries`).
-    rate_fed: bool,
+    rate_fed: Reports,
 }
 
 impl TcpSender {
@@ -281,7 +282,7 @@ impl TcpSender {
         let stamps = law.wants_timestamps();
         let mut recovery = recovery;
         recovery.configure(law.sets_window(), release.paces());
-        let mut sender = Self { core, law, recovery, release, paused: false, stamps, rate_fed: false };
+        let mut sender = Self { core, law, recovery, release, paused: false, stamps, rate_fed: Reports::No };
         sender.core.sent_at = SeqRing::new(stamps || sender.recovery.wants_send_times());
         if sender.law.wants_rate_samples() {
             sender.core.rate = Some(Box::default());
@@ -398,8 +399,8 @@ impl TcpSender {
         stamp: Option<(i64, Time)>,
         out: &mut Vec<i64>,
     ) {
-        if !sack.is_empty() {
-            self.recovery.on_sack(&self.core.st, sack);
+        if !sack.is_empty() || self.rate_fed == Reports::OnSack {
+            self.recovery.on_sack(&self.core.st, sack, ackno); // reporting, even without blocks
         }
         let c = &mut self.core;
         let ece = std::mem::take(&mut c.ece_ack);
@@ -413,9 +414,12 @@ impl TcpSender {
             let in_flight = if read { self.recovery.in_flight(&c.st) } else { UNCOUNTED };
             (in_flight, c.lost_pkts)
         });
-        let sample = c.rate.as_mut().filter(|_| !self.rate_fed);
-        let sample = sample.map(|r| r.on_ack(c.st.highest_ack, ackno, sack, c.st.maxseq, now));
         let maxseq = c.st.maxseq; // `on_any_ack` sends nothing: the records it reads stay
+        let sample = c.rate.as_mut().and_then(|r| match self.rate_fed {
+            Reports::No => Some(r.on_ack(c.st.highest_ack, ackno, sack, maxseq, now)),
+            Reports::OnSack => Some(r.on_delivered(self.recovery.delivered(), maxseq, now)),
+            Reports::OnAck => None, // after `on_any_ack`
+        });
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
             if ackno >= seq && ackno > c.st.highest_ack {
@@ -443,7 +447,7 @@ impl TcpSender {
         self.law.on_ack_event(&mut c.st, &ev);
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
         if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
-            let fed = self.core.rate.as_mut().filter(|_| self.rate_fed);
+            let fed = self.core.rate.as_mut().filter(|_| self.rate_fed == Reports::OnAck);
             let sample = sample.or_else(|| fed.map(|r| r.on_delivered(self.recovery.delivered(), maxseq, now)));
             if let (Some(rs), Some(prior)) = (sample, prior) {
                 self.rate_sample(rs, prior);

@@ -5,7 +5,7 @@ pub mod rack_marks;
 pub mod scoreboard;
 
 use super::sender::SenderCore;
-use super::{Ack, AckKind, AnyLaw, Recovery, TcpState};
+use super::{Ack, AckKind, AnyLaw, Recovery, Reports, TcpState};
 use crate::time::Time;
 
 /// A registered loss recovery: its name (`tcp.recovery`) and its constructor.
@@ -50,8 +50,8 @@ macro_rules! recoveries {
                 match self { $(AnyRecovery::$ty(r) => r.on_fast_retransmit(st),)* }
             }
             #[inline]
-            fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
-                match self { $(AnyRecovery::$ty(r) => r.on_sack(st, blocks),)* }
+            fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
+                match self { $(AnyRecovery::$ty(r) => r.on_sack(st, blocks, ackno),)* }
             }
             #[inline]
             fn inflates_window(&self) -> bool {
@@ -86,7 +86,7 @@ macro_rules! recoveries {
                 match self { $(AnyRecovery::$ty(r) => r.wants_send_times(),)* }
             }
             #[inline]
-            fn report_deliveries(&mut self) -> bool {
+            fn report_deliveries(&mut self) -> Reports {
                 match self { $(AnyRecovery::$ty(r) => r.report_deliveries(),)* }
             }
             #[inline]

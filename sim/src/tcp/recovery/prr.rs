@@ -8,7 +8,7 @@
 
 use super::sack::Sack;
 use crate::tcp::sender::SenderCore;
-use crate::tcp::{Ack, AckKind, AnyLaw, Recovery, TcpState};
+use crate::tcp::{Ack, AckKind, AnyLaw, Recovery, Reports, TcpState};
 use crate::time::Time;
 
 pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
@@ -57,8 +57,16 @@ pub struct Prr {
 }
 
 impl Recovery for Prr {
-    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
-        self.sack.on_sack(st, blocks);
+    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
+        self.sack.on_sack(st, blocks, ackno);
+    }
+
+    fn report_deliveries(&mut self) -> Reports {
+        self.sack.report_deliveries()
+    }
+
+    fn delivered(&self) -> &[(i64, i64)] {
+        self.sack.delivered()
     }
 
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {

@@ -14,7 +14,7 @@ use super::prr::PrrCount;
 use super::rack_marks::Marks;
 use super::sack::{LastBlocks, Sack};
 use crate::tcp::sender::SenderCore;
-use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
+use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, Reports, TcpState, WindowLaw};
 use crate::time::{from_secs, Time};
 
 pub const ENTRY: super::RecoveryEntry =
@@ -88,9 +88,6 @@ pub struct RackTlp {
     /// What the last ACK left for `after_ack`: packets it delivered, whether it advanced the
     /// cumulative ACK, and the reordering timer's wait.
     pending: (i64, bool, Option<Time>),
-    /// The rate estimator takes the packets each ACK newly delivers from here (`delivered`).
-    report: bool,
-    newly: Vec<(i64, i64)>,
 }
 
 /// Whether bit `i` of `mask` is set (blocks past the 64th never are).
@@ -195,15 +192,7 @@ impl RackTlp {
     /// Forgets what this ACK delivered: its SACK blocks and its cumulative ACK. A settled block's
     /// marks went when it was first reported (only a loss probe marks a SACKed packet again).
     fn take_delivered(&mut self, st: &TcpState, ackno: i64, blocks: &[(i64, i64)], repeated: u64) {
-        if self.report {
-            self.newly.clear();
-            if ackno > st.highest_ack {
-                self.sack.unsacked(st.highest_ack + 1, ackno + 1, &mut self.newly);
-            }
-            self.sack.on_sack_reporting(st, blocks, ackno, &mut self.newly);
-        } else {
-            self.sack.on_sack(st, blocks);
-        }
+        self.sack.take_blocks(st, blocks, ackno);
         self.sack.drop_to(ackno);
         for (i, &(start, end)) in blocks.iter().enumerate() {
             if !is_repeated(repeated, i) {
@@ -508,16 +497,16 @@ impl Recovery for RackTlp {
 
     fn configure(&mut self, law_sets_window: bool, paced: bool) {
         (self.law_sets_window, self.paced) = (law_sets_window, paced);
-        self.sack = Sack::without_pipe(); // once, before any ACK: `in_flight` needs no pipe
+        self.sack = Sack::without_pipe(); // once, before any ACK (and `report_deliveries`)
     }
 
-    fn report_deliveries(&mut self) -> bool {
-        self.report = true;
-        true
+    fn report_deliveries(&mut self) -> Reports {
+        self.sack.report();
+        Reports::OnAck // `take_delivered` takes the blocks after `advance` read the scoreboard
     }
 
     fn delivered(&self) -> &[(i64, i64)] {
-        &self.newly
+        self.sack.newly()
     }
 
     fn on_send_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {

@@ -2,7 +2,7 @@
 //! Details: docs/tcp.md, `tcp/recovery/sack.rs`.
 
 use crate::tcp::sender::SenderCore;
-use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
+use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, Reports, TcpState, WindowLaw};
 use crate::time::Time;
 
 /// RFC 6675's DupThresh, in packets.
@@ -159,6 +159,12 @@ pub struct Sack {
     /// every `core.release_gap_s()`, the next no earlier than `next_send`.
     paced: bool,
     next_send: Time,
+    /// Lists what each ACK newly delivers in `newly`, for the rate estimator (`report`).
+    report: bool,
+    newly: Vec<(i64, i64)>,
+    /// Reporting: what a timeout made the scoreboard forget, still above the cumulative ACK.
+    /// Delivered already, it is not reported again when SACKed again.
+    forgotten: Vec<(i64, i64)>,
 }
 
 impl Sack {
@@ -173,9 +179,50 @@ impl Sack {
         Self { no_pipe: true, ..Self::default() }
     }
 
+    /// Lists from now on what each ACK newly delivers (`newly`): the rate estimator then keeps
+    /// no scoreboard of its own (`Recovery::report_deliveries`).
+    pub fn report(&mut self) {
+        self.report = true;
+    }
+
+    /// Reporting: the packets the last ACK newly delivered, as [start, end) ranges in the order
+    /// `RateSampler::on_ack` finds them: the cumulative ACK's unSACKed part, then each block's
+    /// part above the cumulative ACK not SACKed before.
+    pub fn newly(&self) -> &[(i64, i64)] {
+        &self.newly
+    }
+
+    /// An ACK's SACK blocks, before its cumulative ACK `ackno` is taken (`drop_to`); reporting,
+    /// also what it newly delivers (`newly`).
+    pub fn take_blocks(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
+        let una = st.highest_ack;
+        let mut newly = std::mem::take(&mut self.newly);
+        newly.clear();
+        if self.report && ackno > una {
+            gaps(&self.sacked, una + 1, ackno + 1, &mut newly);
+        }
+        for &(start, end) in blocks {
+            if self.last.has((start, end)) {
+                continue;
+            }
+            // A block at or below the cumulative ACK (a D-SACK or a stale one) says nothing new.
+            let start = start.max(una + 1);
+            if end > start {
+                self.add((start, end), self.report.then_some((ackno, &mut newly)));
+            }
+        }
+        self.last.set(blocks);
+        if !self.forgotten.is_empty() {
+            let mut kept = Vec::with_capacity(newly.len());
+            newly.iter().for_each(|&(a, b)| gaps(&self.forgotten, a, b, &mut kept));
+            newly = kept;
+        }
+        self.newly = newly;
+    }
+
     /// Adds a SACK block to the scoreboard, merging it with those it touches. With `report`
     /// (`ackno`, `newly`), first pushes onto `newly` the parts of it above `ackno` not SACKed
-    /// before (`on_sack_reporting`).
+    /// before.
     fn add(&mut self, block: (i64, i64), report: Option<(i64, &mut Vec<(i64, i64)>)>) {
         if covers(&self.sacked, block.0, block.1) {
             return;
@@ -203,28 +250,6 @@ impl Sack {
         }
     }
 
-    /// `on_sack` for an ACK of everything up to `ackno`, pushing onto `newly` the parts above
-    /// `ackno` of its blocks that no earlier ACK SACKed, block by block: with `unsacked` (the
-    /// cumulative ACK's part, taken first), what the rate estimator counts delivered
-    /// (`RateSampler::on_ack`, which keeps the same scoreboard for recoveries that have none).
-    pub fn on_sack_reporting(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64, newly: &mut Vec<(i64, i64)>) {
-        for &(start, end) in blocks {
-            if self.last.has((start, end)) {
-                continue;
-            }
-            let start = start.max(st.highest_ack + 1);
-            if end > start {
-                self.add((start, end), Some((ackno, &mut *newly)));
-            }
-        }
-        self.last.set(blocks);
-    }
-
-    /// Pushes onto `out` the unSACKed ranges of [lo, hi).
-    pub fn unsacked(&self, lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
-        gaps(&self.sacked, lo, hi, out);
-    }
-
     /// What `before` would hold for a range after the last.
     fn before_end(&self) -> i64 {
         self.before.first().map_or(0, |b0| b0 + self.sacked_count)
@@ -232,6 +257,13 @@ impl Sack {
 
     /// Forgets what the cumulative ACK `ackno` now covers.
     pub fn drop_to(&mut self, ackno: i64) {
+        if !self.forgotten.is_empty() {
+            let gone = self.forgotten.iter().take_while(|b| b.1 <= ackno + 1).count();
+            self.forgotten.drain(..gone);
+            if let Some(first) = self.forgotten.first_mut() {
+                first.0 = first.0.max(ackno + 1);
+            }
+        }
         // From the front: each range goes once, and most ACKs take none or one.
         let keep = self.sacked.iter().take_while(|b| b.1 <= ackno + 1).count();
         self.sacked_count -= self.sacked.drain(..keep).map(|(s, e)| e - s).sum::<i64>();
@@ -379,18 +411,17 @@ impl Sack {
 }
 
 impl Recovery for Sack {
-    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
-        for &(start, end) in blocks {
-            if self.last.has((start, end)) {
-                continue;
-            }
-            // A block at or below the cumulative ACK (a D-SACK or a stale one) says nothing new.
-            let start = start.max(st.highest_ack + 1);
-            if end > start {
-                self.add((start, end), None);
-            }
-        }
-        self.last.set(blocks);
+    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
+        self.take_blocks(st, blocks, ackno);
+    }
+
+    fn report_deliveries(&mut self) -> Reports {
+        self.report();
+        Reports::OnSack
+    }
+
+    fn delivered(&self) -> &[(i64, i64)] {
+        self.newly()
     }
 
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
@@ -473,6 +504,9 @@ impl Recovery for Sack {
             (self.in_recovery, self.rto_lost, self.high_rxt) = (true, Some(st.maxseq + 1), st.highest_ack);
             return;
         }
+        if self.report {
+            self.sacked.iter().for_each(|&r| add_range(&mut self.forgotten, r));
+        }
         self.sacked.clear();
         self.before.clear();
         self.last = LastBlocks::default();
@@ -502,10 +536,10 @@ mod tests {
     fn scoreboard_merges_and_forgets_what_is_acked() {
         let mut r = Sack::default();
         let s = st(-1, 20);
-        r.on_sack(&s, &[(3, 5), (8, 9)]);
-        r.on_sack(&s, &[(5, 6), (10, 12)]);
+        r.on_sack(&s, &[(3, 5), (8, 9)], s.highest_ack);
+        r.on_sack(&s, &[(5, 6), (10, 12)], s.highest_ack);
         assert_eq!(r.sacked, vec![(3, 6), (8, 9), (10, 12)]);
-        r.on_sack(&s, &[(9, 10)]);
+        r.on_sack(&s, &[(9, 10)], s.highest_ack);
         assert_eq!(r.sacked, vec![(3, 6), (8, 12)]);
         r.drop_to(4);
         assert_eq!(r.sacked, vec![(5, 6), (8, 12)]);
@@ -519,24 +553,24 @@ mod tests {
     fn blocks_reported_again_after_a_timeout_are_held_again() {
         let mut r = Sack::default();
         let s = st(-1, 20);
-        r.on_sack(&s, &[(3, 5), (8, 9)]);
-        r.on_sack(&s, &[(3, 5), (8, 9)]);
+        r.on_sack(&s, &[(3, 5), (8, 9)], s.highest_ack);
+        r.on_sack(&s, &[(3, 5), (8, 9)], s.highest_ack);
         assert_eq!((r.sacked.clone(), r.sacked_pkts()), (vec![(3, 5), (8, 9)], 3));
         r.on_timeout(&s);
         assert_eq!(r.sacked_pkts(), 0);
-        r.on_sack(&s, &[(3, 5), (8, 9)]);
+        r.on_sack(&s, &[(3, 5), (8, 9)], s.highest_ack);
         assert_eq!((r.sacked.clone(), r.sacked_pkts()), (vec![(3, 5), (8, 9)], 3));
         let mut kept = Sack::retaining();
-        kept.on_sack(&s, &[(3, 5)]);
+        kept.on_sack(&s, &[(3, 5)], s.highest_ack);
         kept.on_timeout(&s);
-        kept.on_sack(&s, &[(3, 5), (10, 11)]);
+        kept.on_sack(&s, &[(3, 5), (10, 11)], s.highest_ack);
         assert_eq!(kept.sacked, vec![(3, 5), (10, 11)]);
     }
 
     #[test]
     fn holes_are_the_gaps_between_sacked_blocks() {
         let mut r = Sack::default();
-        r.on_sack(&st(0, 20), &[(3, 5), (8, 9)]);
+        r.on_sack(&st(0, 20), &[(3, 5), (8, 9)], 0);
         assert_eq!(r.holes(0, 21).collect::<Vec<_>>(), vec![(1, 3), (5, 8), (9, 21)]);
         assert_eq!(r.holes(3, 7).collect::<Vec<_>>(), vec![(5, 7)]);
         assert_eq!(r.holes(0, 2).collect::<Vec<_>>(), vec![(1, 2)]);
@@ -579,7 +613,7 @@ mod tests {
         let mut una = -1;
         for step in 0..3000 {
             let start = una + 1 + rand(200);
-            r.on_sack(&st(una, una + 300), &[(start, start + 1 + rand(6))]);
+            r.on_sack(&st(una, una + 300), &[(start, start + 1 + rand(6))], una);
             if step % 7 == 0 {
                 una += rand(20);
                 r.drop_to(una);
@@ -595,7 +629,7 @@ mod tests {
     fn is_lost_needs_three_sacked_above_and_pipe_counts_per_rfc6675() {
         let mut r = Sack::default();
         let s = st(0, 10); // outstanding 1..=10
-        r.on_sack(&s, &[(3, 4), (6, 8)]); // SACKed 3, 6, 7
+        r.on_sack(&s, &[(3, 4), (6, 8)], s.highest_ack); // SACKed 3, 6, 7
         assert_eq!(r.lost_below(), 3, "1 and 2 have 3 SACKed above; 4 and 5 only 2");
         // unSACKed 1 2 4 5 8 9 10 = 7; lost 1 2; nothing retransmitted: pipe 5
         r.high_rxt = i64::MIN;

@@ -10,7 +10,7 @@
 
 use super::sack::Sack;
 use crate::tcp::sender::SenderCore;
-use crate::tcp::{Ack, AckKind, AnyLaw, Recovery, TcpState};
+use crate::tcp::{Ack, AckKind, AnyLaw, Recovery, Reports, TcpState};
 use crate::time::Time;
 
 pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
@@ -23,8 +23,16 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
 pub struct SackRetain(Sack);
 
 impl Recovery for SackRetain {
-    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)]) {
-        self.0.on_sack(st, blocks)
+    fn on_sack(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
+        self.0.on_sack(st, blocks, ackno)
+    }
+
+    fn report_deliveries(&mut self) -> Reports {
+        self.0.report_deliveries()
+    }
+
+    fn delivered(&self) -> &[(i64, i64)] {
+        self.0.delivered()
     }
 
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
