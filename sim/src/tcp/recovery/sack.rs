@@ -196,19 +196,24 @@ impl Sack {
     /// also what it newly delivers (`newly`).
     pub fn take_blocks(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
         let una = st.highest_ack;
+        if !self.report {
+            for &(start, end) in blocks {
+                // Held since the last ACK; or at or below the cumulative ACK (a D-SACK or a stale
+                // block): nothing new.
+                if !self.last.has((start, end)) && end > start.max(una + 1) {
+                    self.add((start.max(una + 1), end), None);
+                }
+            }
+            return self.last.set(blocks);
+        }
         let mut newly = std::mem::take(&mut self.newly);
         newly.clear();
-        if self.report && ackno > una {
+        if ackno > una {
             gaps(&self.sacked, una + 1, ackno + 1, &mut newly);
         }
         for &(start, end) in blocks {
-            if self.last.has((start, end)) {
-                continue;
-            }
-            // A block at or below the cumulative ACK (a D-SACK or a stale one) says nothing new.
-            let start = start.max(una + 1);
-            if end > start {
-                self.add((start, end), self.report.then_some((ackno, &mut newly)));
+            if !self.last.has((start, end)) && end > start.max(una + 1) {
+                self.add((start.max(una + 1), end), Some((ackno, &mut newly)));
             }
         }
         self.last.set(blocks);
@@ -256,16 +261,15 @@ impl Sack {
     }
 
     /// Forgets what the cumulative ACK `ackno` now covers.
+    #[inline]
     pub fn drop_to(&mut self, ackno: i64) {
         if !self.forgotten.is_empty() {
-            let gone = self.forgotten.iter().take_while(|b| b.1 <= ackno + 1).count();
-            self.forgotten.drain(..gone);
-            if let Some(first) = self.forgotten.first_mut() {
-                first.0 = first.0.max(ackno + 1);
-            }
+            self.forget_to(ackno);
         }
-        // From the front: each range goes once, and most ACKs take none or one.
-        let keep = self.sacked.iter().take_while(|b| b.1 <= ackno + 1).count();
+        if self.sacked.first().is_none_or(|b| b.0 > ackno) {
+            return; // most ACKs: nothing SACKed at or below them
+        }
+        let keep = self.sacked.partition_point(|b| b.1 <= ackno + 1);
         self.sacked_count -= self.sacked.drain(..keep).map(|(s, e)| e - s).sum::<i64>();
         if !self.no_pipe {
             self.before.drain(..keep);
@@ -277,6 +281,16 @@ impl Sack {
                 self.before[0] += start - first.0; // counted before the first range now
             }
             first.0 = start;
+        }
+    }
+
+    /// `drop_to` for `forgotten`, after a timeout only.
+    #[cold]
+    fn forget_to(&mut self, ackno: i64) {
+        let gone = self.forgotten.partition_point(|b| b.1 <= ackno + 1);
+        self.forgotten.drain(..gone);
+        if let Some(first) = self.forgotten.first_mut() {
+            first.0 = first.0.max(ackno + 1);
         }
     }
 
