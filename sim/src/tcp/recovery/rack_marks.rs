@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::sack::{add_range, remove_range};
+use super::sack::{add_range, first_ending_above, remove_range};
 use crate::time::Time;
 
 /// No retransmission outstanding.
@@ -86,7 +86,7 @@ impl Marks {
     fn unmark(&mut self, start: i64, end: i64) {
         let live = self.live;
         let mask = self.slots.len().wrapping_sub(1);
-        let i = self.marked.partition_point(|m| m.1 <= start);
+        let i = first_ending_above(&self.marked, start);
         for &(a, b) in self.marked[i..].iter().take_while(|m| m.0 < end) {
             for seq in a.max(start)..b.min(end) {
                 if let Some(slot) = self.slots.get_mut(seq as usize & mask).filter(|s| s.seq == seq) {
@@ -104,7 +104,7 @@ impl Marks {
 
     /// The marked packets in [start, end), in order.
     fn marked_in(&self, start: i64, end: i64) -> impl Iterator<Item = i64> + '_ {
-        let i = self.marked.partition_point(|m| m.1 <= start);
+        let i = first_ending_above(&self.marked, start);
         self.marked[i..].iter().take_while(move |m| m.0 < end).flat_map(move |m| m.0.max(start)..m.1.min(end))
     }
 
@@ -114,7 +114,7 @@ impl Marks {
 
     /// Whether [start, end) holds a marked packet: a binary search in a few ranges.
     fn may_touch(&self, start: i64, end: i64) -> bool {
-        let i = self.marked.partition_point(|m| m.1 <= start);
+        let i = first_ending_above(&self.marked, start);
         self.marked.get(i).is_some_and(|m| m.0 < end)
     }
 
@@ -217,7 +217,7 @@ impl Marks {
 
     /// The ranges of [start, end) that hold no packet marked lost or retransmitted, in order.
     pub fn unmarked(&self, start: i64, end: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
-        let mut i = self.marked.partition_point(|m| m.1 <= start);
+        let mut i = first_ending_above(&self.marked, start);
         let mut at = start;
         std::iter::from_fn(move || {
             while at < end {

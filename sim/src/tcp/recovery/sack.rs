@@ -21,9 +21,21 @@ pub fn add_range(ranges: &mut Vec<(i64, i64)>, block: (i64, i64)) {
     add_range_at(ranges, lo, hi, block);
 }
 
+/// The first of `ranges` (sorted, disjoint) that ends above `x`: `partition_point(|r| r.1 <= x)`,
+/// without a search when it is the first or none (most calls: the holes and marks an ACK
+/// touches lie at one end of the window).
+#[inline]
+pub fn first_ending_above(ranges: &[(i64, i64)], x: i64) -> usize {
+    match (ranges.first(), ranges.last()) {
+        (Some(first), _) if first.1 > x => 0,
+        (Some(_), Some(last)) if last.1 > x => ranges.partition_point(|r| r.1 <= x),
+        _ => ranges.len(),
+    }
+}
+
 /// Removes [start, end) from sorted, disjoint ranges, cutting those it overlaps (RACK's marks).
 pub fn remove_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
-    let lo = ranges.partition_point(|b| b.1 <= start);
+    let lo = first_ending_above(ranges, start);
     let hi = lo + ranges[lo..].partition_point(|b| b.0 < end);
     if lo == hi {
         return;
@@ -70,7 +82,7 @@ pub fn add_range_reporting(ranges: &mut Vec<(i64, i64)>, block: (i64, i64), newl
 /// The parts of [lo, hi) not covered by `set` (sorted, disjoint [start, end) ranges).
 pub fn gaps(set: &[(i64, i64)], lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
     let mut s = lo;
-    let first = set.partition_point(|r| r.1 <= lo); // those before end at or below lo
+    let first = first_ending_above(set, lo); // those before end at or below lo
     for &(a, b) in &set[first..] {
         if b <= s {
             continue;
@@ -325,7 +337,7 @@ impl Sack {
     /// The unSACKed ranges [start, end) above `after` and below `limit`, in order, in one pass.
     pub fn holes(&self, after: i64, limit: i64) -> impl Iterator<Item = (i64, i64)> + '_ {
         let mut s = after + 1;
-        let first = self.sacked.partition_point(|b| b.1 <= s); // those before cannot start a hole
+        let first = first_ending_above(&self.sacked, s); // those before cannot start a hole
         let mut blocks = self.sacked[first..].iter();
         std::iter::from_fn(move || {
             while s < limit {
@@ -348,7 +360,7 @@ impl Sack {
     /// The first unSACKed packet above `after` and below `limit`.
     pub fn first_hole(&self, after: i64, limit: i64) -> Option<i64> {
         let mut s = after + 1;
-        let first = self.sacked.partition_point(|b| b.1 <= s);
+        let first = first_ending_above(&self.sacked, s);
         for &(start, end) in &self.sacked[first..] {
             if start > s {
                 break;
@@ -588,6 +600,27 @@ mod tests {
         assert_eq!(r.holes(0, 21).collect::<Vec<_>>(), vec![(1, 3), (5, 8), (9, 21)]);
         assert_eq!(r.holes(3, 7).collect::<Vec<_>>(), vec![(5, 7)]);
         assert_eq!(r.holes(0, 2).collect::<Vec<_>>(), vec![(1, 2)]);
+    }
+
+    /// `first_ending_above` is `partition_point(|r| r.1 <= x)`, shortcuts and all, over random
+    /// ranges and points below, inside, between and above them.
+    #[test]
+    fn first_ending_above_is_the_partition_point() {
+        let mut x = 9u64;
+        let mut rand = move |n: i64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % n as u64) as i64
+        };
+        let mut ranges = vec![];
+        for step in 0..5000 {
+            if step % 60 == 0 {
+                ranges.clear();
+            }
+            let at = rand(240) - 20;
+            assert_eq!(first_ending_above(&ranges, at), ranges.partition_point(|r: &(i64, i64)| r.1 <= at), "{at} in {ranges:?}");
+            let start = rand(200);
+            add_range(&mut ranges, (start, start + 1 + rand(5)));
+        }
     }
 
     /// `touching`'s shortcut for blocks at or above the highest range gives what its two
