@@ -241,10 +241,12 @@ impl Sack {
     /// (`ackno`, `newly`), first pushes onto `newly` the parts of it above `ackno` not SACKed
     /// before.
     fn add(&mut self, block: (i64, i64), report: Option<(i64, &mut Vec<(i64, i64)>)>) {
-        if covers(&self.sacked, block.0, block.1) {
+        let (lo, hi) = touching(&self.sacked, block);
+        // Held whole by one range (`covers`): ranges neither touch nor overlap, so that range is
+        // the only one the block touches.
+        if hi == lo + 1 && self.sacked[lo].0 <= block.0 && block.1 <= self.sacked[lo].1 {
             return;
         }
-        let (lo, hi) = touching(&self.sacked, block);
         if let Some((ackno, newly)) = report {
             // Ranges touching the whole block include those touching the part above `ackno`.
             let from = block.0.max(ackno + 1);
