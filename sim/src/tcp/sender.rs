@@ -408,18 +408,9 @@ impl TcpSender {
             return; // an old ACK, reordered behind newer ones: nothing to learn
         }
         c.end_cwr(ackno);
-        // Before the ACK: what its rate sample compares with (a scoreboard's walk, so only then).
-        let prior = c.rate.is_some().then(|| {
-            let read = self.law.reads_prior_in_flight();
-            let in_flight = if read { self.recovery.in_flight(&c.st) } else { UNCOUNTED };
-            (in_flight, c.lost_pkts)
-        });
         let maxseq = c.st.maxseq; // `on_any_ack` sends nothing: the records it reads stay
-        let sample = c.rate.as_mut().and_then(|r| match self.rate_fed {
-            Reports::No => Some(r.on_ack(c.st.highest_ack, ackno, sack, maxseq, now)),
-            Reports::OnSack => Some(r.on_delivered(self.recovery.delivered(), maxseq, now)),
-            Reports::OnAck => None, // after `on_any_ack`
-        });
+        let (sample, prior) = self.sample_before(ackno, sack, now);
+        let c = &mut self.core;
         let mut rtt_sample_s = None;
         if let Some((seq, sent_at)) = c.timing {
             if ackno >= seq && ackno > c.st.highest_ack {
@@ -511,6 +502,29 @@ impl TcpSender {
             }
         }
         self.check_app_limited();
+    }
+
+    /// Before the ACK is taken: what its rate sample compares with (in flight before it, a
+    /// scoreboard's walk, so only if the law reads it; the losses so far), and the sample, unless
+    /// the recovery lists the ACK's deliveries only in `on_any_ack`.
+    #[inline(always)]
+    fn sample_before(
+        &mut self,
+        ackno: i64,
+        sack: &[(i64, i64)],
+        now: Time,
+    ) -> (Option<RateSample>, Option<(i64, u64)>) {
+        let c = &mut self.core;
+        let Some(r) = c.rate.as_mut() else { return (None, None) };
+        let read = self.law.reads_prior_in_flight();
+        let prior = (if read { self.recovery.in_flight(&c.st) } else { UNCOUNTED }, c.lost_pkts);
+        let (una, maxseq) = (c.st.highest_ack, c.st.maxseq);
+        let sample = match self.rate_fed {
+            Reports::No => Some(r.on_ack(una, ackno, sack, maxseq, now)),
+            Reports::OnSack => Some(r.on_delivered(self.recovery.delivered(), maxseq, now)),
+            Reports::OnAck => None, // after `on_any_ack`
+        };
+        (sample, Some(prior))
     }
 
     /// Completes the ACK's rate sample with what the recovery made of it (in flight before and
