@@ -290,12 +290,8 @@ mod tests {
     /// `add_range` gave, in the same order, over random blocks (touching, overlapping, inside).
     #[test]
     fn add_range_reporting_matches_gaps_then_add() {
-        use crate::tcp::recovery::sack::add_range;
-        let mut x = 11u64; // a small LCG: the test needs no random crate
-        let mut rand = move |n: i64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
+        use crate::tcp::recovery::sack::{add_range, lcg};
+        let mut rand = lcg(11); // the tests' LCG: no random crate needed
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for step in 0..3000 {
             if step % 200 == 0 {
@@ -318,16 +314,12 @@ mod tests {
     /// forgets its scoreboard (`sack_retain` and RACK-TLP's keep it), while this one keeps it.
     #[test]
     fn a_sack_scoreboard_reports_the_deliveries_this_estimator_finds() {
-        use crate::tcp::recovery::sack::Sack;
+        use crate::tcp::recovery::sack::{lcg, Sack};
         use crate::tcp::{Recovery, TcpState};
         for (mut sack, timeouts) in [(Sack::without_pipe(), false), (Sack::default(), true), (Sack::retaining(), true)]
         {
             sack.report();
-            let mut x = 5u64;
-            let mut rand = move |n: i64| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((x >> 33) % n as u64) as i64
-            };
+            let mut rand = lcg(5);
             let (mut r, mut st) = (RateSampler::default(), TcpState::new(2.0, 64.0, 1e9));
             st.highest_ack = -1;
             st.maxseq = 1_000_000;
@@ -350,7 +342,7 @@ mod tests {
                 r.on_ack(una, ackno, &blocks, una + 60, 0);
                 sack.take_blocks(&st, &blocks, ackno);
                 sack.drop_to(ackno);
-                assert_eq!(sack.newly(), r.newly, "step {step}: ack {ackno}, blocks {blocks:?}");
+                assert_eq!(sack.delivered(), r.newly, "step {step}: ack {ackno}, blocks {blocks:?}");
                 st.highest_ack = ackno;
             }
         }

@@ -506,7 +506,7 @@ impl Recovery for RackTlp {
     }
 
     fn delivered(&self) -> &[(i64, i64)] {
-        self.sack.newly()
+        self.sack.delivered()
     }
 
     fn on_send_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {

@@ -33,6 +33,17 @@ pub fn first_ending_above(ranges: &[(i64, i64)], x: i64) -> usize {
     }
 }
 
+/// Tests' random numbers: `rand(n)` in [0, n), from a 64-bit LCG seeded with `seed` (no random
+/// crate needed).
+#[cfg(test)]
+pub fn lcg(seed: u64) -> impl FnMut(i64) -> i64 {
+    let mut x = seed;
+    move |n| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((x >> 33) % n as u64) as i64
+    }
+}
+
 /// Removes [start, end) from sorted, disjoint ranges, cutting those it overlaps (RACK's marks).
 pub fn remove_range(ranges: &mut Vec<(i64, i64)>, (start, end): (i64, i64)) {
     let lo = first_ending_above(ranges, start);
@@ -191,21 +202,14 @@ impl Sack {
         Self { no_pipe: true, ..Self::default() }
     }
 
-    /// Lists from now on what each ACK newly delivers (`newly`): the rate estimator then keeps
+    /// Lists from now on what each ACK newly delivers (`delivered`): the rate estimator then keeps
     /// no scoreboard of its own (`Recovery::report_deliveries`).
     pub fn report(&mut self) {
         self.report = true;
     }
 
-    /// Reporting: the packets the last ACK newly delivered, as [start, end) ranges in the order
-    /// `RateSampler::on_ack` finds them: the cumulative ACK's unSACKed part, then each block's
-    /// part above the cumulative ACK not SACKed before.
-    pub fn newly(&self) -> &[(i64, i64)] {
-        &self.newly
-    }
-
     /// An ACK's SACK blocks, before its cumulative ACK `ackno` is taken (`drop_to`); reporting,
-    /// also what it newly delivers (`newly`).
+    /// also what it newly delivers (`delivered`).
     pub fn take_blocks(&mut self, st: &TcpState, blocks: &[(i64, i64)], ackno: i64) {
         let una = st.highest_ack;
         if !self.report {
@@ -448,8 +452,10 @@ impl Recovery for Sack {
         Reports::OnSack
     }
 
+    /// The cumulative ACK's unSACKed part, then each block's part above the cumulative ACK not
+    /// SACKed before.
     fn delivered(&self) -> &[(i64, i64)] {
-        self.newly()
+        &self.newly
     }
 
     fn on_new_ack(&mut self, st: &mut TcpState, law: &mut AnyLaw, ack: &Ack, ackno: i64) -> AckKind {
@@ -608,11 +614,7 @@ mod tests {
     /// ranges and points below, inside, between and above them.
     #[test]
     fn first_ending_above_is_the_partition_point() {
-        let mut x = 9u64;
-        let mut rand = move |n: i64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
+        let mut rand = lcg(9);
         let mut ranges = vec![];
         for step in 0..5000 {
             if step % 60 == 0 {
@@ -629,11 +631,7 @@ mod tests {
     /// searches give, over random scoreboards and blocks.
     #[test]
     fn touching_without_a_search_matches_the_search() {
-        let mut x = 3u64;
-        let mut rand = move |n: i64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
+        let mut rand = lcg(3);
         let mut ranges = vec![];
         for step in 0..5000 {
             if step % 100 == 0 {
@@ -654,11 +652,7 @@ mod tests {
     fn counts_below_a_limit_match_a_plain_count() {
         let mut r = Sack::default();
         let plain = |r: &Sack, below: i64| r.sacked.iter().map(|&(s, e)| (e.min(below) - s).max(0)).sum::<i64>();
-        let mut x = 7u64; // a small LCG: the test needs no random crate
-        let mut rand = move |n: i64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
+        let mut rand = lcg(7); // the tests' LCG: no random crate needed
         let mut una = -1;
         for step in 0..3000 {
             let start = una + 1 + rand(200);
