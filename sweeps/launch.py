@@ -526,7 +526,7 @@ def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, 
     console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
     try:
         cols = [c for c in ("status", "utilization", "loss_rate", *tracker.axes) if c in RUNS_SCHEMA.names]
-        tracker.log_sweep_plot(store.read("runs", sweep_id).select(cols).to_pylist())
+        tracker.log_sweep_plot(store.read("runs", sweep_id, columns=cols).to_pylist())
     except Exception as e:  # noqa: BLE001 - the runs are stored and logged; a plot must not fail the sweep
         console.print(f"[yellow]mlflow: no summary plot: {type(e).__name__}: {e}")
     tracker.close(
@@ -602,11 +602,11 @@ def _run_locked(
 def backfill(store: Store, sweep_id: str, tracker: Any) -> int:
     """Logs stored runs of this sweep that MLflow does not have complete (a driver killed between
     its Parquet flush and its MLflow logging, or while logging); returns how many."""
-    runs = store.read("runs", sweep_id)
-    missing = [r for r in runs.to_pylist() if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")]
-    if not missing:
+    index = store.read("runs", sweep_id, columns=["run_id", "exec_id", "status"]).to_pylist()
+    execs = {r["exec_id"] for r in index if tracker.logged.get(r["run_id"], ("", ""))[1] not in (r["status"], "ok")}
+    if not execs:
         return 0
-    execs = {r["exec_id"] for r in missing}
+    missing = store.read("runs", sweep_id, execs).to_pylist()  # whole rows of these alone
     ts, flows = store.read("timeseries", sweep_id, execs), store.read("flows", sweep_id, execs)
 
     def by_exec(t: pa.Table) -> dict[str, pa.Table]:
@@ -655,7 +655,7 @@ def _one_run_table(console: Console, store: Store, sweep_id: str) -> None:
 
 def _sweep_metrics(store: Store, sweep_id: str, counts: Counts, wall_s: float) -> dict[str, float | None]:
     """The parent run's metrics: what ran, how long, and the range of bottleneck utilization."""
-    runs = store.read("runs", sweep_id).select(["utilization", "status"]).to_pylist()
+    runs = store.read("runs", sweep_id, columns=["utilization", "status"]).to_pylist()
     util = [r["utilization"] for r in runs if r["status"] == "ok" and r["utilization"] is not None]
     return {
         "runs_ok": counts.ok,
@@ -674,7 +674,7 @@ def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, inte
         + (f", {counts.retried} jobs resubmitted after a worker died" if counts.retried else "")
     )
     if counts.failed:
-        runs = store.read("runs", sweep_id)
+        runs = store.read("runs", sweep_id, columns=["status", "overrides", "error"])
         failed = [r for r in runs.to_pylist() if r["status"] == "failed"][:5]
         for r in failed:
             point = " ".join(o for o in r["overrides"].split() if o.lstrip("+").split("=")[0] in swept)

@@ -113,6 +113,10 @@ SCHEMAS = {
     "control": CONTROL_TABLE_SCHEMA,
 }
 _REPLACES = b"buffersweep.replaces"
+COMPACT_ROWS = 1 << 16
+"""Rows per row group of a compacted file. Compaction streams a partition's parts through one
+writer, holding about this many rows: a 100,000-run sweep's driver read its whole partition at
+once and peaked at 4.1 GB (docs/sweeps.md)."""
 MEMBERS = "members"
 MEMBERS_SCHEMA = pa.schema(
     [
@@ -194,15 +198,30 @@ class Store:
 
     def _write(self, table: pa.Table, path: str, replaces: Iterable[str] = ()) -> None:
         """Writes a Parquet file atomically: temporary name, then rename."""
-        meta = dict(table.schema.metadata or {})
+        self._write_stream([table], table.schema, path, replaces)
+
+    def _write_stream(
+        self, tables: Iterable[pa.Table], schema: pa.Schema, path: str, replaces: Iterable[str] = ()
+    ) -> None:
+        """Writes the concatenation of `tables` (each of `schema`) as one Parquet file, atomically:
+        temporary name, then rename. At most COMPACT_ROWS rows wait for the writer at a time, so
+        a compaction holds one row group, not the partition."""
+        meta = dict(schema.metadata or {})
         replaced = list(replaces)
         if replaced:
             meta[_REPLACES] = json.dumps(replaced).encode()
-        table = table.replace_schema_metadata(meta)
+        schema = schema.with_metadata(meta)
         self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
-        with self.fs.open_output_stream(tmp) as out:
-            pq.write_table(table, out, compression="zstd")
+        with self.fs.open_output_stream(tmp) as out, pq.ParquetWriter(out, schema, compression="zstd") as writer:
+            held: list[pa.Table] = []
+            for t in tables:
+                held.append(t)
+                if sum(h.num_rows for h in held) >= COMPACT_ROWS:
+                    writer.write_table(pa.concat_tables(held).cast(schema))
+                    held.clear()
+            if held:
+                writer.write_table(pa.concat_tables(held).cast(schema))
         self.fs.move(tmp, path)
 
     def write_members(self, sweep_id: str, name: str, run_ids: list[str]) -> None:
@@ -291,7 +310,7 @@ class Store:
     def _follow_runs(self, sweep_id: str, name: str) -> None:
         """Rewrites the detail tables of a partition into file `name`, keeping the rows of runs
         present in the partition's runs table (completes a compaction or a purge)."""
-        exec_ids = set(self.read("runs", sweep_id).column("exec_id").to_pylist())
+        exec_ids = self.read("runs", sweep_id, columns=["exec_id"]).column("exec_id").unique()
         for table in DETAIL_TABLES:
             parts = self._parts(table, sweep_id)
             if any(p.base_name == name for p in parts):
@@ -300,9 +319,11 @@ class Store:
                         if p.base_name == old:
                             self.fs.delete_file(p.path)
                 continue
-            t = self.read(table, sweep_id, exec_ids)
-            self._write(
-                t.combine_chunks(), f"{self._dir(table, sweep_id)}/{name}", replaces=[p.base_name for p in parts]
+            self._write_stream(
+                self._read_parts(table, parts, keep=exec_ids),
+                SCHEMAS[table],
+                f"{self._dir(table, sweep_id)}/{name}",
+                replaces=[p.base_name for p in parts],
             )
             for p in parts:
                 self.fs.delete_file(p.path)
@@ -354,14 +375,33 @@ class Store:
             self.rewrite(sweep_id, drop)
         return {rid: r["status"] for rid, r in best.items()}
 
-    def read(self, table: str, sweep_id: str, exec_ids: set[str] | None = None) -> pa.Table:
-        parts = self._parts(table, sweep_id)
-        if not parts:
-            return SCHEMAS[table].empty_table()
-        t = pa.concat_tables([pq.read_table(self.fs.open_input_file(f.path), schema=SCHEMAS[table]) for f in parts])
-        if exec_ids is not None:
-            t = t.filter(pa.compute.is_in(t.column("exec_id"), pa.array(sorted(exec_ids), pa.string())))
-        return t
+    def read(
+        self, table: str, sweep_id: str, exec_ids: set[str] | None = None, columns: list[str] | None = None
+    ) -> pa.Table:
+        """A partition's rows of `table` (those of `exec_ids` only, if given), all columns or `columns`."""
+        keep = None if exec_ids is None else pa.array(sorted(exec_ids), pa.string())
+        schema = SCHEMAS[table] if columns is None else pa.schema([SCHEMAS[table].field(c) for c in columns])
+        parts = self._read_parts(table, self._parts(table, sweep_id), keep=keep, columns=columns)
+        return pa.concat_tables([schema.empty_table(), *parts])
+
+    def _read_parts(
+        self,
+        table: str,
+        parts: list[pafs.FileInfo],
+        keep: pa.Array | None = None,
+        drop: pa.Array | None = None,
+        columns: list[str] | None = None,
+    ) -> Iterator[pa.Table]:
+        """Each part's rows in turn, with an exec_id in `keep` (if given) and not in `drop`."""
+        schema = SCHEMAS[table]
+        cols = columns if columns is None or (keep is None and drop is None) else sorted({*columns, "exec_id"})
+        for f in parts:
+            t = pq.read_table(self.fs.open_input_file(f.path), schema=schema, columns=cols)
+            if keep is not None:
+                t = t.filter(pa.compute.is_in(t.column("exec_id"), value_set=keep))
+            if drop is not None:
+                t = t.filter(pa.compute.invert(pa.compute.is_in(t.column("exec_id"), value_set=drop)))
+            yield t if columns is None else t.select(columns)
 
     # -- writes -------------------------------------------------------------------------------
     def flush(self, sweep_id: str, runs: pa.Table, details: dict[str, pa.Table]) -> None:
@@ -381,13 +421,14 @@ class Store:
             len(parts) == 1 and not drop_exec_ids and all(len(self._parts(t, sweep_id)) <= 1 for t in DETAIL_TABLES)
         ):
             return
-        t = self.read("runs", sweep_id)
-        if drop_exec_ids:
-            t = t.filter(
-                pa.compute.invert(pa.compute.is_in(t.column("exec_id"), pa.array(sorted(drop_exec_ids), pa.string())))
-            )
+        drop = pa.array(sorted(drop_exec_ids), pa.string()) if drop_exec_ids else None
         name = f"part-c{uuid.uuid4().hex}.parquet"
-        self._write(t.combine_chunks(), f"{self._dir('runs', sweep_id)}/{name}", replaces=[p.base_name for p in parts])
+        self._write_stream(
+            self._read_parts("runs", parts, drop=drop),
+            RUNS_SCHEMA,
+            f"{self._dir('runs', sweep_id)}/{name}",
+            replaces=[p.base_name for p in parts],
+        )
         for p in parts:
             self.fs.delete_file(p.path)
         self._follow_runs(sweep_id, name)
