@@ -46,6 +46,10 @@ EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 untagged experiment opens on a GenAI traces overview that says "No data")."""
 LOGGER_PROCESSES = 1
 """Logger processes of a large sweep (start_loggers)."""
+LOGGER_QUEUE_MESSAGES = 2
+"""Messages (a Parquet flush's runs each) that may wait for a logger; past them `submit` waits,
+and the sweep's jobs with it. The workers outrun the logger (400-650 jobs/s against 200-240), and
+an unbounded queue held the difference: a 100,000-job sweep's driver passed 1.2 GB."""
 INLINE_LOGGING_MAX_JOBS = 64
 """Sweeps of at most this many jobs log from a thread of the driver: a logger process costs
 about 3 s to spawn and import MLflow on 2 cores, more than such a sweep takes to log (a
@@ -241,6 +245,7 @@ class Tracker:
         self._errors: Any = None
         self.errors: list[str] = []
         self._submitted = 0
+        self._dead: set[int] = set()  # loggers found dead: what they would have logged waits for a rerun
 
     def start_loggers(self) -> None:
         """The loggers, started before the jobs (their imports overlap Ray's start-up) or with
@@ -253,7 +258,7 @@ class Tracker:
         inline = self._inline
         make_queue, start = (queue_module.Queue, threading.Thread) if inline else (spawn.Queue, spawn.Process)
         self._errors = make_queue()
-        self._queues = [make_queue() for _ in range(1 if inline else LOGGER_PROCESSES)]
+        self._queues = [make_queue(LOGGER_QUEUE_MESSAGES) for _ in range(1 if inline else LOGGER_PROCESSES)]
         args = (self.uri, self.experiment_id, self.parent_id, self.swept, self._run_plots)
         driver = None if inline else os.getpid()
         self._procs = [
@@ -298,11 +303,23 @@ class Tracker:
         if not items:
             return
         self.start_loggers()
-        for i, q in enumerate(self._queues):
+        for i in range(len(self._queues)):
             part = items[i :: len(self._queues)]
             if part:
-                q.put(_message(part))
+                self._put(i, _message(part))
         self._submitted += len(items)
+
+    def _put(self, i: int, message: Any) -> None:
+        """Queues a message for logger `i`, waiting while its queue is full, unless the logger
+        died: its runs are stored, and a rerun of the command logs them (`backfill`)."""
+        while i not in self._dead:
+            try:
+                self._queues[i].put(message, timeout=1.0)
+                return
+            except queue_module.Full:
+                if not self._procs[i].is_alive():
+                    self._dead.add(i)
+                    self.errors.append(f"logger {i} died; rerun the command to log the runs it did not")
 
     def submitted(self) -> int:
         return self._submitted
@@ -311,8 +328,8 @@ class Tracker:
         """Waits for the child runs, logs the sweep's own metrics on the parent, and ends it."""
         from mlflow.entities import Metric
 
-        for q in self._queues:
-            q.put(None)
+        for i in range(len(self._queues)):
+            self._put(i, None)
         for proc in self._procs:
             proc.join()
         while self._errors is not None and not self._errors.empty():
@@ -354,8 +371,8 @@ class Tracker:
     def abort(self) -> None:
         """Ends the sweep's logging after an error: the loggers finish what they hold, the parent
         run is marked FAILED (not left RUNNING)."""
-        for q in self._queues:
-            q.put(None)
+        for i in range(len(self._queues)):
+            self._put(i, None)
         for proc in self._procs:
             proc.join(timeout=30)
         self.client.set_terminated(self.parent_id, status="FAILED")
