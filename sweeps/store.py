@@ -204,8 +204,8 @@ class Store:
         self, tables: Iterable[pa.Table], schema: pa.Schema, path: str, replaces: Iterable[str] = ()
     ) -> None:
         """Writes the concatenation of `tables` (each of `schema`) as one Parquet file, atomically:
-        temporary name, then rename. At most COMPACT_ROWS rows wait for the writer at a time, so
-        a compaction holds one row group, not the partition."""
+        temporary name, then rename. Under COMPACT_ROWS rows, plus one table, wait for the writer
+        at a time, so a compaction holds a row group, not the partition."""
         meta = dict(schema.metadata or {})
         replaced = list(replaces)
         if replaced:
@@ -215,11 +215,13 @@ class Store:
         tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
         with self.fs.open_output_stream(tmp) as out, pq.ParquetWriter(out, schema, compression="zstd") as writer:
             held: list[pa.Table] = []
+            rows = 0
             for t in tables:
                 held.append(t)
-                if sum(h.num_rows for h in held) >= COMPACT_ROWS:
+                rows += t.num_rows
+                if rows >= COMPACT_ROWS:
                     writer.write_table(pa.concat_tables(held).cast(schema))
-                    held.clear()
+                    held, rows = [], 0
             if held:
                 writer.write_table(pa.concat_tables(held).cast(schema))
         self.fs.move(tmp, path)
