@@ -223,9 +223,10 @@ class ResultBuffer:
             t: pa.concat_tables(parts) if parts else SCHEMAS[t].empty_table() for t, parts in self.details.items()
         }
         store.flush(sweep_id, runs, details)
+        rows, ts, flows = self.rows, self.ts, self.flows
+        self.clear()  # stored: a Ctrl-C while the logger's queue is full must not store them twice
         if tracker is not None:
-            tracker.submit(self.rows, self.ts, self.flows)
-        self.clear()
+            tracker.submit(rows, ts, flows)  # what an interruption leaves unlogged, a rerun logs
 
 
 def runs_table(rows: list[dict[str, Any]]) -> pa.Table:
