@@ -99,5 +99,8 @@ def test_a_big_grid_on_a_terminal_asks_first(tmp_path):
     assert proc.wait(timeout=30) == 1
     os.close(leader)
     assert b"1,000,000 jobs" in seen and b"[y/N]" in seen, seen[-500:]
-    assert asked_after < 5, f"asked after {asked_after:.1f} s"
+    # A hang guard, not a speed figure: alone the question comes after ~3 s, and after 5.2 s
+    # once while the test run's other worker kept the second core busy. Enumerating the grid
+    # before asking would take minutes.
+    assert asked_after < 15, f"asked after {asked_after:.1f} s"
     assert not (tmp_path / "results").exists()
