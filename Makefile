@@ -30,8 +30,8 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python -m sweeps.demo
 
-# Style and layering: ruff (Python style), rustfmt, clippy, and import-linter (sim <- sweeps <- analysis /
-# cluster; the Rust modules' acyclicity is a cargo test, sim/tests/modules.rs).
+# Style and layering: ruff (Python style), rustfmt, clippy, and import-linter (sim <- sweeps <- hydra_plugins
+# <- analysis / cluster, no circle between files; the Rust files' is a cargo test, sim/tests/modules.rs).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -30,6 +30,9 @@ from typing import Any
 
 import sim
 from sim import schema
+from sim.fuzz_base import base_config, check_result, names_its_key
+from sim.fuzz_cost import FUZZ_LIMITS
+from sim.fuzz_cost import fuzz as fuzz_hostile
 
 BIG_PKTS = 5e6
 """Packets a config must be able to send to be excused for outliving the time limit."""
@@ -99,18 +102,6 @@ class Outcome:
     kind: str  # "refused" | "finished" | "long" | "failure"
     detail: str = ""
     keys: list[str] = field(default_factory=list)
-
-
-def _base(rng: random.Random) -> dict[str, Any]:
-    return dict(
-        flows=rng.randint(1, 8),
-        core_mbps=rng.choice([1.0, 10.0]),
-        duration_s=3.0,
-        warmup_s=1.0,
-        start_window_s=0.5,
-        rtt_ms=rng.choice([20.0, 100.0]),
-        seed=rng.randint(0, 1000),
-    )
 
 
 def _topology(rng: random.Random) -> dict[str, Any]:
@@ -246,28 +237,6 @@ def _capacity_pkts(cfg: dict[str, Any]) -> float:
     return max(rates) * 1e6 / 8 / pkt * num(cfg.get("duration_s"), 60.0) + flows * 100
 
 
-def check_result(res: sim.SimResult) -> str:
-    """'' if the tables are in range, else what is not."""
-    m = res.metrics()
-    problems = [f"summary {k} = {v}" for k, v in m.items() if isinstance(v, float) and math.isnan(v)]
-    for table, cols in (
-        ("summary", ("utilization", "loss_rate", "access_loss_rate")),
-        ("links", ("utilization", "loss_rate")),
-        ("timeseries", ("utilization",)),
-    ):
-        t = res.summary if table == "summary" else getattr(res, table)
-        for c in cols:
-            bad = [v for v in t.column(c).to_pylist() if v is not None and not (0.0 <= v <= 1.0)]
-            if bad:
-                problems.append(f"{table}.{c} outside [0, 1]: {bad[:3]}")
-    return "; ".join(problems)
-
-
-def names_its_key(msg: str) -> bool:
-    """A refusal as the front door gives it: one line that starts with the dotted key."""
-    return bool(re.match(r"^[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*: ", msg)) and "\n" not in msg
-
-
 def run_one(cfg: dict[str, Any], keys: list[str], limit_s: float) -> Outcome:
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, limit_s)
@@ -294,7 +263,7 @@ def fuzz(n: int, seed: int, limit_s: float = 2.0) -> list[Outcome]:
     rng = random.Random(seed)
     out = []
     for _ in range(n):
-        cfg = _base(rng)
+        cfg = base_config(rng)
         keys = [k for _ in range(rng.choice([1, 1, 2, 3])) for k in mutate(cfg, rng)]
         out.append(run_one(cfg, keys, limit_s))
     return out
@@ -323,9 +292,7 @@ def main() -> None:
 
 
 def _main_hostile(n: int, seed: int) -> None:
-    from sim.fuzz_cost import FUZZ_LIMITS, fuzz
-
-    outcomes = fuzz(n, seed)
+    outcomes = fuzz_hostile(n, seed)
     counts = {k: sum(o[2] == k for o in outcomes) for k in ("refused", "finished", "failure")}
     print(
         f"{n} hostile configs (seed {seed}, limits {FUZZ_LIMITS.max_events:g} events, "

@@ -17,7 +17,8 @@ import time
 from typing import Any
 
 import sim
-from sim.cost import check
+from sim.cost import BASE_RSS_MB, check
+from sim.fuzz_base import base_config, check_result, names_its_key
 
 FUZZ_LIMITS = sim.Limits(max_events=3e7, max_memory_gb=4.0)
 """About 10 s of a core and 4 GB: what a fuzzed config may cost before it is refused."""
@@ -73,9 +74,6 @@ def _child(cfg: dict[str, Any], conn: Any) -> None:
     """Runs cfg; sends (wall s, peak MB as a process of its own, problem). A forked child starts
     with its parent's pages, so its peak is counted as the interpreter's (BASE_RSS_MB) plus what
     it grew by."""
-    from sim.cost import BASE_RSS_MB
-    from sim.fuzz import check_result
-
     start_mb = vm_mb("VmRSS")
     t = time.perf_counter()
     res = sim.run(sim.SimConfig.from_fields(**cfg), limits=sim.Limits(max_events=float("inf"), max_memory_gb=1e9))
@@ -88,8 +86,6 @@ def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS, slack_s: floa
     try:
         est = check(sim.SimConfig.from_fields(**cfg), limits)
     except ValueError as e:
-        from sim.fuzz import names_its_key
-
         msg = str(e)
         return ("refused", msg) if names_its_key(msg) else ("failure", f"unnamed refusal: {msg!r}")
     bound_s = 3 * est.wall_s + slack_s
@@ -118,12 +114,10 @@ def fuzz(
     n: int, seed: int, limits: sim.Limits = FUZZ_LIMITS, slack_s: float = SLACK_S
 ) -> list[tuple[dict[str, Any], str, str, str]]:
     """n hostile configs: (config, keys, kind, detail) each; `slack_s` as SLACK_S."""
-    from sim.fuzz import _base
-
     rng = random.Random(seed)
     out = []
     for _ in range(n):
-        cfg = _base(rng)
+        cfg = base_config(rng)
         keys = [_hostile(cfg, rng) for _ in range(rng.choice([1, 1, 2]))]
         kind, detail = run_one(cfg, limits, slack_s)
         out.append((cfg, ",".join(keys), kind, detail))

@@ -177,11 +177,9 @@ def group_options(section: str) -> dict[str, Any]:
 
 def register() -> None:
     """Stores the generated configs in Hydra's ConfigStore (the schema, a schema per variant, and
-    the `tcp`, `topology` and `buffer_policy` groups' options) and registers buffersweep's sweeper
-    and launcher; call it before Hydra composes."""
-    import hydra_plugins.buffersweep.grid_sweeper  # noqa: F401  (their configs register on import)
-    import hydra_plugins.buffersweep.ray_launcher  # noqa: F401
-
+    the `tcp`, `topology` and `buffer_policy` groups' options); call it before Hydra composes.
+    buffersweep's sweeper and launcher register themselves: Hydra imports every module of the
+    `hydra_plugins` namespace package before it composes."""
     # Arithmetic for presets whose settings follow a swept one (ABS Table 2's RTTs in [30, 30 + 2N]
     # ms: `rtt_ms: ${add:30,${flows}}`); OmegaConf has no arithmetic of its own.
     OmegaConf.register_new_resolver("add", lambda *xs: sum(xs), replace=True)

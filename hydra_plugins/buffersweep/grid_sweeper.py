@@ -1,6 +1,7 @@
 """`hydra/sweeper=buffersweep_grid`: expands the grid lazily and hands it to the launcher."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Hydra's plugin scan runs this module before it is in
+# sys.modules, where dataclasses look string annotations up (hydra-core 1.3).
 
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional

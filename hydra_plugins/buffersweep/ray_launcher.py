@@ -2,7 +2,8 @@
 streaming results to Parquet and MLflow. Works with the grid sweeper (fast path) or, more
 slowly, with any sweeper that passes plain override lists."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Hydra's plugin scan runs this module before it is in
+# sys.modules, where dataclasses look string annotations up (hydra-core 1.3).
 
 from dataclasses import dataclass
 from typing import Optional, Sequence

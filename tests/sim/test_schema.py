@@ -265,7 +265,7 @@ def test_to_dict_is_the_configs_plain_form_exactly():
     rng = random.Random(7)
     checked = 0
     for _ in range(1500):
-        fields = fuzz._base(rng)
+        fields = fuzz.base_config(rng)
         for _ in range(rng.randint(1, 4)):
             fuzz.mutate(fields, rng)
         try:

@@ -6,11 +6,13 @@ pub mod hystart;
 pub mod linux;
 pub mod minmax;
 pub mod mix;
+pub mod ranges;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod release;
 pub mod sender;
+pub mod sender_core;
 pub mod seq_ring;
 
 use crate::params::Setting::{Bool, Num, Str};
@@ -251,7 +253,7 @@ pub trait Recovery: Send {
 
     /// After an ACK or a timeout: sends what the recovery allows and returns true, or returns
     /// false to leave sending to the release (`send_budget`).
-    fn send(&mut self, _core: &mut sender::SenderCore, _now: Time, _out: &mut Vec<i64>) -> bool {
+    fn send(&mut self, _core: &mut sender_core::SenderCore, _now: Time, _out: &mut Vec<i64>) -> bool {
         false
     }
 
@@ -282,10 +284,10 @@ pub trait Recovery: Send {
     fn configure(&mut self, _law_sets_window: bool, _paced: bool) {}
 
     /// After `on_any_ack` took an ACK whole and the window law had its rate sample: send.
-    fn after_ack(&mut self, _core: &mut sender::SenderCore, _now: Time, _out: &mut Vec<i64>) {}
+    fn after_ack(&mut self, _core: &mut sender_core::SenderCore, _now: Time, _out: &mut Vec<i64>) {}
 
     /// The release timer fired: a recovery that paces its own sending takes it and returns true.
-    fn on_send_timer(&mut self, _core: &mut sender::SenderCore, _now: Time, _out: &mut Vec<i64>) -> bool {
+    fn on_send_timer(&mut self, _core: &mut sender_core::SenderCore, _now: Time, _out: &mut Vec<i64>) -> bool {
         false
     }
 
@@ -298,7 +300,13 @@ pub trait Recovery: Send {
     /// The retransmission timer fired. A recovery that multiplexes its own timers onto it (RACK's
     /// reordering timer and TLP's probe timer, as Linux's `icsk_pending`) handles them and returns
     /// true; false: it is a retransmission timeout.
-    fn on_timer(&mut self, _core: &mut sender::SenderCore, _law: &mut AnyLaw, _now: Time, _out: &mut Vec<i64>) -> bool {
+    fn on_timer(
+        &mut self,
+        _core: &mut sender_core::SenderCore,
+        _law: &mut AnyLaw,
+        _now: Time,
+        _out: &mut Vec<i64>,
+    ) -> bool {
         false
     }
 
@@ -325,7 +333,7 @@ pub trait Recovery: Send {
     /// `on_ack_event`, and returns true; the others return false and the sender goes on.
     fn on_any_ack(
         &mut self,
-        _core: &mut sender::SenderCore,
+        _core: &mut sender_core::SenderCore,
         _law: &mut AnyLaw,
         _ack: &Ack,
         _ackno: i64,
@@ -336,13 +344,13 @@ pub trait Recovery: Send {
     }
 }
 
-/// How a sender releases the packets its window allows (see `sender::SenderCore`).
+/// How a sender releases the packets its window allows (see `sender_core::SenderCore`).
 pub trait Release: Send {
     /// After an ACK, at the start, and after a timeout: release at most `budget` packets (0 =
     /// as many as allowed) or arm the release timer (`core.send_deadline`).
-    fn send(&mut self, core: &mut sender::SenderCore, now: Time, budget: u32, out: &mut Vec<i64>);
+    fn send(&mut self, core: &mut sender_core::SenderCore, now: Time, budget: u32, out: &mut Vec<i64>);
     /// The release timer fired (its deadline has been cleared).
-    fn on_timer(&mut self, core: &mut sender::SenderCore, now: Time, out: &mut Vec<i64>);
+    fn on_timer(&mut self, core: &mut sender_core::SenderCore, now: Time, out: &mut Vec<i64>);
     /// The flow starts, or restarts after a timeout: pacing starts afresh.
     fn restart(&mut self, _now: Time) {}
     /// It spaces packets at the law's pacing rate or srtt / window (`paced`).
@@ -691,7 +699,7 @@ mod tests {
     #[test]
     fn every_law_has_at_most_max_modes() {
         for e in LAWS {
-            assert!(e.modes.len() <= sender::MAX_MODES, "{}", e.def.name);
+            assert!(e.modes.len() <= sender_core::MAX_MODES, "{}", e.def.name);
         }
     }
 

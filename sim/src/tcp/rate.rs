@@ -6,7 +6,7 @@
 //! send and ACK intervals, marked app-limited when the sender ran out of data.
 //! Details: docs/tcp.md, `tcp/rate.rs`.
 
-use super::recovery::sack::{add_range_reporting, covers, gaps, LastBlocks};
+use super::ranges::{add_range_reporting, covers, gaps, LastBlocks};
 use super::seq_ring::SeqRing;
 use crate::time::Time;
 
@@ -197,6 +197,12 @@ impl RateSampler {
         rs
     }
 
+    /// The ranges the last `on_ack` found newly delivered (tests compare a recovery's report).
+    #[cfg(test)]
+    pub fn last_newly(&self) -> &[(i64, i64)] {
+        &self.newly
+    }
+
     /// The second half of `on_ack`, for the packets `newly` ([start, end) ranges, in `on_ack`'s
     /// order) the ACK newly delivered: from `on_ack`, or from a recovery that works them out
     /// (`Recovery::report_deliveries`), in which case this estimator's own scoreboard stays empty.
@@ -284,68 +290,6 @@ mod tests {
         assert_eq!(rs.acked_sacked, 3, "1, 4 and 5: not 2 and 3 again");
         assert_eq!(rs.rtt, Some(210 * MS), "from 5, the newest never retransmitted");
         assert_eq!(r.delivered(), 6);
-    }
-
-    /// Adding a block and reporting its new packets in one pass gives what `gaps` then
-    /// `add_range` gave, in the same order, over random blocks (touching, overlapping, inside).
-    #[test]
-    fn add_range_reporting_matches_gaps_then_add() {
-        use crate::tcp::recovery::sack::{add_range, lcg};
-        let mut rand = lcg(11); // the tests' LCG: no random crate needed
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for step in 0..3000 {
-            if step % 200 == 0 {
-                (a, b) = (Vec::new(), Vec::new());
-            }
-            let start = rand(300);
-            let block = (start, start + 1 + rand(12));
-            let (mut want, mut got) = (Vec::new(), Vec::new());
-            gaps(&a, block.0, block.1, &mut want);
-            add_range(&mut a, block);
-            add_range_reporting(&mut b, block, &mut got);
-            assert_eq!(got, want, "step {step}, block {block:?}");
-            assert_eq!(a, b, "step {step}");
-        }
-    }
-
-    /// A SACK scoreboard reports what each ACK newly delivers (`Sack::report`) exactly as this
-    /// estimator's own scoreboard finds it, in the same order, over random ACKs: blocks repeated,
-    /// grown, stale, below the cumulative ACK, duplicate ACKs, and timeouts after which `sack`
-    /// forgets its scoreboard (`sack_retain` and RACK-TLP's keep it), while this one keeps it.
-    #[test]
-    fn a_sack_scoreboard_reports_the_deliveries_this_estimator_finds() {
-        use crate::tcp::recovery::sack::{lcg, Sack};
-        use crate::tcp::{Recovery, TcpState};
-        for (mut sack, timeouts) in [(Sack::without_pipe(), false), (Sack::default(), true), (Sack::retaining(), true)]
-        {
-            sack.report();
-            let mut rand = lcg(5);
-            let (mut r, mut st) = (RateSampler::default(), TcpState::new(2.0, 64.0, 1e9));
-            st.highest_ack = -1;
-            st.maxseq = 1_000_000;
-            let mut blocks: Vec<(i64, i64)> = vec![];
-            for step in 0..5000 {
-                let una = st.highest_ack;
-                let ackno = if rand(4) == 0 { una + rand(12) } else { una };
-                match rand(3) {
-                    0 => blocks.iter_mut().for_each(|b| b.1 += rand(3)), // grown, or repeated as they were
-                    1 => {
-                        let start = una + 1 + rand(40);
-                        blocks.insert(0, (start, start + 1 + rand(6)));
-                        blocks.truncate(1 + rand(4) as usize);
-                    }
-                    _ => blocks.retain(|b| b.1 > ackno + 1 || rand(2) == 0), // some stale ones stay
-                }
-                if timeouts && rand(50) == 0 {
-                    sack.on_timeout(&st);
-                }
-                r.on_ack(una, ackno, &blocks, una + 60, 0);
-                sack.take_blocks(&st, &blocks, ackno);
-                sack.drop_to(ackno);
-                assert_eq!(sack.delivered(), r.newly, "step {step}: ack {ackno}, blocks {blocks:?}");
-                st.highest_ack = ackno;
-            }
-        }
     }
 
     /// Once the sender runs out of data, samples are app-limited until what was in flight then

@@ -6,7 +6,7 @@ use crate::link::Role;
 use crate::metrics::{jain, quantile, ratio, utilization};
 use crate::output::{FlowRow, LinkRow, RunOutput, Summary};
 use crate::packet::Kind;
-use crate::tcp::sender::MAX_MODES;
+use crate::tcp::sender_core::MAX_MODES;
 use crate::time::{to_secs, Time};
 
 /// The mean of samples; None if there are none.

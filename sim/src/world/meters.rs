@@ -4,7 +4,7 @@
 use crate::config::SimConfig;
 use crate::metrics::{LinkCounters, LinkStats};
 use crate::output::{ControlRow, TimeseriesRow};
-use crate::tcp::sender::{SenderStats, MAX_MODES};
+use crate::tcp::sender_core::{SenderStats, MAX_MODES};
 use crate::time::{from_secs, Time};
 use crate::trace::Trace;
 use crate::traffic::ClassCounters;

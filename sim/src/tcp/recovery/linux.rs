@@ -2,7 +2,7 @@
 //! scoreboard-driven, rate halving. Details: docs/tcp.md, `tcp/recovery/linux.rs`.
 
 use super::scoreboard::{Found, Scoreboard};
-use crate::tcp::sender::SenderCore;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, TcpState, WindowLaw};
 use crate::time::Time;
 

@@ -4,7 +4,7 @@
 pub mod rack_marks;
 pub mod scoreboard;
 
-use super::sender::SenderCore;
+use super::sender_core::SenderCore;
 use super::{Ack, AckKind, AnyLaw, Recovery, Reports, TcpState};
 use crate::time::Time;
 

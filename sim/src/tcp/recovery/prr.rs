@@ -7,7 +7,7 @@
 //! Details: docs/tcp.md, `tcp/recovery/prr.rs`.
 
 use super::sack::Sack;
-use crate::tcp::sender::SenderCore;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, Recovery, Reports, TcpState};
 use crate::time::Time;
 

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::sack::{add_range, first_ending_above, remove_range};
+use crate::tcp::ranges::{add_range, first_ending_above, remove_range};
 use crate::time::Time;
 
 /// No retransmission outstanding.

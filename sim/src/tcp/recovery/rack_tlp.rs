@@ -12,8 +12,9 @@
 
 use super::prr::PrrCount;
 use super::rack_marks::Marks;
-use super::sack::{LastBlocks, Sack};
-use crate::tcp::sender::SenderCore;
+use super::sack::Sack;
+use crate::tcp::ranges::LastBlocks;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, Reports, TcpState, WindowLaw};
 use crate::time::{from_secs, Time};
 
@@ -534,129 +535,5 @@ impl Recovery for RackTlp {
                 true
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::params::{Param, Value};
-    use crate::rng::{stream, Stream};
-    use crate::tcp::sender::TcpSender;
-    use crate::tcp::TcpConfig;
-    use crate::time::{from_secs, Time};
-
-    const MS: Time = 1_000_000_000;
-
-    /// A NewReno-law sender with RACK-TLP, 10 packets of window, exact RTT samples.
-    fn sender(size_pkts: i64) -> TcpSender {
-        sender_with(size_pkts, 0.25)
-    }
-
-    /// `sender`, with a reordering window of `reo_wnd` min RTTs.
-    fn sender_with(size_pkts: i64, reo_wnd: f64) -> TcpSender {
-        let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("rack_tlp"))]);
-        let t = TcpConfig::parse(&v).unwrap();
-        let p = crate::tcp::sender::TcpParams { rack_reo_wnd: reo_wnd, ..crate::tcp::sender::tests::params() };
-        let s = TcpSender::new(p, (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
-        s.with_size(size_pkts)
-    }
-
-    /// Packets 0-9 leave at t = 0; 0 is acknowledged at 100 ms (RACK.rtt and min RTT 100 ms).
-    fn started(size_pkts: i64) -> (TcpSender, Vec<i64>) {
-        let mut s = sender(size_pkts);
-        let mut out = vec![];
-        s.start(0, &mut out);
-        assert_eq!(out, (0..10).collect::<Vec<_>>());
-        out.clear();
-        s.on_ack_with(100 * MS, 0, &[], &mut out);
-        (s, out)
-    }
-
-    /// RFC 8985 section 6.2: packet 1 is missing when 2 is SACKed. With one packet SACKed and no
-    /// reordering seen, the reordering window is min RTT / 4 = 25 ms: 1 is lost only at
-    /// 101 + 25 ms, when the reordering timer fires, and recovery retransmits it then.
-    #[test]
-    fn a_hole_waits_out_the_reordering_window() {
-        let (mut s, mut out) = started(12);
-        out.clear();
-        s.on_ack_with(101 * MS, 0, &[(2, 3)], &mut out);
-        assert!(out.is_empty(), "{out:?}");
-        assert_eq!(s.rto_deadline(), Some(126 * MS), "the reordering timer: sent 0 + RACK.rtt 101 + 25 ms");
-        assert!(s.on_rto_timer(126 * MS, &mut out));
-        assert_eq!(out, vec![1], "marked lost and retransmitted");
-        assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (1, 0));
-    }
-
-    /// `tcp.rack_reo_wnd_min_rtts` = 0.5: the same hole waits 50 ms, not 25.
-    #[test]
-    fn the_reordering_window_follows_its_key() {
-        let mut s = sender_with(12, 0.5);
-        let mut out = vec![];
-        s.start(0, &mut out);
-        s.on_ack_with(100 * MS, 0, &[], &mut out);
-        s.on_ack_with(101 * MS, 0, &[(2, 3)], &mut out);
-        assert_eq!(s.rto_deadline(), Some(151 * MS), "sent 0 + RACK.rtt 101 + 50 ms");
-    }
-
-    /// With DupThresh (3) packets SACKed and no reordering seen, the window is 0: the hole is
-    /// lost as soon as a packet sent after it is delivered.
-    #[test]
-    fn three_sacked_close_the_window() {
-        let (mut s, mut out) = started(12);
-        out.clear();
-        s.on_ack_with(101 * MS, 0, &[(2, 4)], &mut out);
-        assert!(out.is_empty());
-        s.on_ack_with(102 * MS, 0, &[(2, 5)], &mut out);
-        assert_eq!(out.first(), Some(&1), "{out:?}");
-        assert_eq!(s.stats().fast_retransmits, 1);
-    }
-
-    /// A hole that fills by itself within the window was reordering, not loss: nothing is
-    /// retransmitted, and later holes get the reordering window even with 3 SACKed.
-    #[test]
-    fn reordering_is_not_loss_and_widens_the_window() {
-        let (mut s, mut out) = started(40);
-        out.clear();
-        s.on_ack_with(101 * MS, 0, &[(2, 3)], &mut out);
-        s.on_ack_with(110 * MS, 2, &[], &mut out); // 1 arrived late
-        assert!(!out.contains(&1), "{out:?}");
-        s.on_ack_with(111 * MS, 2, &[(4, 7)], &mut out);
-        assert!(!out.contains(&3), "reordering seen: 3 SACKed no longer close the window: {out:?}");
-        assert_eq!(s.stats().fast_retransmits, 0);
-    }
-
-    /// RFC 8985 section 7: the last two packets are lost. With two packets out, the probe timer
-    /// is 2 SRTT (200 ms) after the last ACK, before the RTO (srtt + 4 rttvar = 300 ms); with no
-    /// new data the probe retransmits the last packet, whose SACK then shows 8 lost.
-    #[test]
-    fn a_tail_loss_probe_fires_at_two_srtt() {
-        let (mut s, mut out) = started(10);
-        for a in 1..=7 {
-            s.on_ack_with(100 * MS, a, &[], &mut out);
-        }
-        assert_eq!(s.rto_deadline(), Some(300 * MS), "2 SRTT after the last ACK");
-        out.clear();
-        assert!(s.on_rto_timer(300 * MS, &mut out));
-        assert_eq!((out.clone(), s.stats().timeouts), (vec![9], 0), "the probe: the last packet again");
-        out.clear();
-        s.on_ack_with(400 * MS, 7, &[(9, 10)], &mut out);
-        assert_eq!(out, vec![8], "RACK: 8 was sent before the delivered probe");
-        s.on_ack_with(500 * MS, 9, &[], &mut out);
-        assert!(s.finished());
-        assert_eq!(s.stats().timeouts, 0);
-    }
-
-    /// One packet out: the probe would wait 2 SRTT plus the worst-case delayed ACK (400 ms), so
-    /// it fires in the RTO's place, at 300 ms, and sends the packet again without a timeout.
-    #[test]
-    fn a_lone_packet_probes_no_later_than_the_rto() {
-        let (mut s, mut out) = started(10);
-        for a in 1..=8 {
-            s.on_ack_with(100 * MS, a, &[], &mut out);
-        }
-        assert_eq!(s.rto_deadline(), Some(100 * MS + from_secs(0.3)));
-        out.clear();
-        assert!(s.on_rto_timer(400 * MS, &mut out));
-        assert_eq!((out, s.stats().timeouts), (vec![9], 0));
     }
 }

@@ -9,7 +9,7 @@
 //! Details: docs/tcp.md, `tcp/recovery/sack_retain.rs`.
 
 use super::sack::Sack;
-use crate::tcp::sender::SenderCore;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, Recovery, Reports, TcpState};
 use crate::time::Time;
 

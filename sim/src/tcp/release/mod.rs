@@ -2,7 +2,7 @@
 //! file each, one line in `releases!` below. Before the first RTT sample there is no srtt to pace
 //! by, so every discipline sends its initial window as an ordinary window.
 
-use super::sender::SenderCore;
+use super::sender_core::SenderCore;
 use super::Release;
 use crate::rng::SimRng;
 use crate::time::Time;

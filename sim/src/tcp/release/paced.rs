@@ -1,7 +1,7 @@
 //! Paced release (Paced TCP of Enachescu et al. 2006): one packet every srtt / window.
 //! Details: docs/tcp.md, `tcp/release/paced.rs`.
 
-use crate::tcp::sender::SenderCore;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::Release;
 use crate::time::{from_secs, Time};
 

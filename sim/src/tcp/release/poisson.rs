@@ -2,7 +2,7 @@
 //! Details: docs/tcp.md, `tcp/release/poisson.rs`.
 
 use crate::rng::SimRng;
-use crate::tcp::sender::SenderCore;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::Release;
 use crate::time::{from_secs, Time};
 use rand_distr::{Distribution, Exp1};

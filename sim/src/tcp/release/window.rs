@@ -1,6 +1,6 @@
 //! ACK-clocked release: packets leave as soon as the window allows (bursts are possible).
 
-use crate::tcp::sender::SenderCore;
+use crate::tcp::sender_core::SenderCore;
 use crate::tcp::Release;
 use crate::time::Time;
 
