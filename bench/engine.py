@@ -466,6 +466,33 @@ def core() -> Table:
     return table
 
 
+MILLION = dict(flows=1_000_000, core_mbps=10, duration_s=20)
+"""Issue 56's million long flows (default TCP, Reno): what one flow holds, run to the end."""
+FLOW_MEMORY_BASELINE = "0c7b28c"
+"""The engine before issue 56 (0.16.0, 2.2 KB a flow): the 'old' of `flow_memory`."""
+
+
+def flow_memory() -> Table:
+    """Bytes per long flow at a million flows, old and new engine side by side: the peak RSS of
+    a run of MILLION less that of a tiny run in the same kind of process (the interpreter,
+    pyarrow and the engine), over the flows (issue 56: <= 1.3 KB, docs/performance.md)."""
+    table = Table(title=f"bytes per flow: {MILLION}, peak RSS less a tiny run's, one run each")
+    for col in ("engine", "tiny run RSS MB", "peak RSS MB", "bytes per flow", "wall s", "<= 1.3 KB"):
+        table.add_column(col, justify="left" if col == "engine" else "right")
+    for name, path in ((f"old ({FLOW_MEMORY_BASELINE})", build_baseline(FLOW_MEMORY_BASELINE)), ("new", ROOT)):
+        base, m = run_one(TINY, path), run_one(MILLION, path)
+        per_flow = (m["peak_rss_mb"] - base["peak_rss_mb"]) * 2**20 / MILLION["flows"]
+        table.add_row(
+            name,
+            f"{base['peak_rss_mb']:.0f}",
+            f"{m['peak_rss_mb']:.0f}",
+            f"{per_flow:,.0f}",
+            f"{m['wall_s']:.1f}",
+            "yes" if per_flow <= 1300 else "**no**",
+        )
+    return table
+
+
 TINY = dict(flows=1, duration_s=0.01, warmup_s=0, start_window_s=0)
 """A tiny run: what a sweep of near-empty jobs pays per job in its worker, whatever the engine."""
 
@@ -544,6 +571,7 @@ def main() -> None:
             console.print(variant_instructions())
         console.print(disciplines())
         console.print(core())
+        console.print(flow_memory())
         if args.baseline:
             baseline = build_baseline(args.baseline)
             console.print(compare(baseline))

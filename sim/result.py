@@ -62,11 +62,12 @@ def config_row(cfg: SimConfig) -> dict[str, Any]:
     return {"engine_version": _core.ENGINE_VERSION, **_flat_config(cfg.to_dict(), cfg.labels)}
 
 
-ROW_WISE_MAX_ROWS = 64
-"""Tables of at most this many rows convert as one struct array of rows: one pyarrow
-conversion for the whole table, where a table by columns pays pyarrow's set-up per column (about
-10 us each; a tiny run's summary has 136). 3-4x faster for a tiny run's tables; longer tables
-convert by column, as a dict per row would cost more (docs/performance.md)."""
+ROW_WISE_MAX_ROWS: int = _core.ROW_WISE_MAX_ROWS
+"""Tables of at most this many rows come from the engine as lists and convert as one struct
+array of rows: one pyarrow conversion for the whole table, where a table by columns pays
+pyarrow's set-up per column (about 10 us each; a tiny run's summary has 136). 3-4x faster for a
+tiny run's tables. Longer tables come as Arrow buffers (`from_buffers`), a Python object a
+column rather than a value (docs/performance.md)."""
 _ROW_TYPES: dict[int, tuple[pa.Schema, pa.DataType]] = {}  # by id(schema): hashing one takes 0.2 ms
 
 
@@ -80,12 +81,40 @@ def _empty(schema: pa.Schema) -> pa.Table:
     return cached[1]
 
 
-def table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
+def from_buffers(buffers: tuple, typ: pa.DataType) -> pa.Array:
+    """An array from the engine's buffers (`sim/src/python_columns.rs`): (length, validity
+    bitmap or None, data, int32 offsets or None, dictionary or None), without a Python object a
+    value."""
+    n, validity, data, offsets, dictionary = buffers
+    valid = None if validity is None else pa.py_buffer(validity)
+    if pa.types.is_dictionary(typ):
+        indices = pa.Array.from_buffers(typ.index_type, n, [None, pa.py_buffer(data)])
+        return pa.DictionaryArray.from_arrays(indices, pa.array(dictionary, typ.value_type))
+    if pa.types.is_list(typ):
+        values = len(data) // (typ.value_type.bit_width // 8)
+        child = pa.Array.from_buffers(typ.value_type, values, [None, pa.py_buffer(data)])
+        return pa.Array.from_buffers(typ, n, [valid, pa.py_buffer(offsets)], children=[child])
+    if pa.types.is_string(typ):
+        return pa.Array.from_buffers(typ, n, [valid, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.Array.from_buffers(typ, n, [valid, pa.py_buffer(data)])
+
+
+def table(columns: dict[str, list | tuple], schema: pa.Schema) -> pa.Table:
     """An Arrow table of exactly the schema's columns (a missing or extra column is an error,
-    never silently dropped), converted by one pyarrow call (see ROW_WISE_MAX_ROWS)."""
+    never silently dropped), converted by one pyarrow call (see ROW_WISE_MAX_ROWS). A column is
+    a list of values, or the engine's Arrow buffers (`from_buffers`)."""
     if set(columns) != set(schema.names):
         extra, missing = sorted(set(columns) - set(schema.names)), sorted(set(schema.names) - set(columns))
         raise ValueError(f"columns do not match the schema: extra {extra}, missing {missing}")
+    if any(isinstance(v, tuple) for v in columns.values()):
+        arrays = [
+            from_buffers(v, f.type) if isinstance(v, tuple) else pa.array(v, f.type)
+            for f, v in ((f, columns[f.name]) for f in schema)
+        ]
+        if len({len(a) for a in arrays}) > 1:
+            lengths = sorted({f.name: len(a) for f, a in zip(schema, arrays)}.items())
+            raise ValueError(f"columns differ in length: {lengths}")
+        return pa.Table.from_arrays(arrays, schema=schema)
     rows = len(next(iter(columns.values()), ()))
     if any(len(v) != rows for v in columns.values()):
         raise ValueError(f"columns differ in length: {sorted({k: len(v) for k, v in columns.items()}.items())}")

@@ -99,6 +99,13 @@ impl EventQueue {
         Self::default()
     }
 
+    /// Drops the pending events and gives back their memory: the run is over (its count of
+    /// executed events stays).
+    pub fn discard_pending(&mut self) {
+        self.heap = QuaternaryHeap::new();
+        self.held = false;
+    }
+
     /// Schedules `event` at `time`. Panics if `time` is in the past, which is what an overflowed
     /// `now + delay` would give: the validator bounds every duration so that none can overflow
     /// (see `config`), and this keeps a future mistake from running the clock backwards.

@@ -23,5 +23,7 @@ pub mod world;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_columns;
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -2,8 +2,9 @@
 //! Details: docs/engine.md, `python.rs`.
 
 use crate::config::SimConfig;
-use crate::output::{tables, Column};
+use crate::output::tables;
 use crate::params::{ConfigError, Param, ParamSpec, Setting, TypeDesc, Value};
+use crate::python_columns::{table, ROW_WISE_MAX_ROWS};
 use crate::topology::Network;
 use crate::world::World;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyTimeoutError, PyValueError};
@@ -132,29 +133,6 @@ fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     Ok(out)
 }
 
-fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match c {
-        Column::F64(v) => v.into_pyobject(py)?.into_any(),
-        Column::OptF64(v) => v.into_pyobject(py)?.into_any(),
-        Column::I64(v) => v.into_pyobject(py)?.into_any(),
-        Column::OptI64(v) => v.into_pyobject(py)?.into_any(),
-        Column::Bool(v) => v.into_pyobject(py)?.into_any(),
-        Column::Str(v) => v.into_pyobject(py)?.into_any(),
-        Column::ListI64(v) => v.into_pyobject(py)?.into_any(),
-        Column::ListF64(v) => v.into_pyobject(py)?.into_any(),
-        Column::ListStr(v) => v.into_pyobject(py)?.into_any(),
-        Column::Label(v) => v.into_pyobject(py)?.into_any(),
-    })
-}
-
-fn table<'py>(py: Python<'py>, cols: Vec<(&'static str, Column)>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (name, c) in cols {
-        d.set_item(name, column(py, c)?)?;
-    }
-    Ok(d)
-}
-
 /// Runs one simulation; returns {table: {column: [values]}} for summary, timeseries, flows,
 /// links, classes, control and trace. `timeout_s` stops it (TimeoutError) once it has run that
 /// long in wall time, as Ctrl-C does (the engine polls every 2^18 events).
@@ -183,15 +161,21 @@ fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>, timeout_s: Option<f64>) ->
     if out.interrupted {
         return Err(signal.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted")));
     }
-    use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, Summary, TimeseriesRow};
+    use crate::output::{ClassRow, ControlRow, FlowRow, LinkRow, RunOutput, Summary, TimeseriesRow};
+    let RunOutput { summary, timeseries, flows, links, classes, control, trace, .. } = out;
     let result = PyDict::new(py);
-    result.set_item("summary", table(py, Summary::columns(std::slice::from_ref(&out.summary)))?)?;
-    result.set_item("timeseries", table(py, TimeseriesRow::columns(&out.timeseries))?)?;
-    result.set_item("flows", table(py, FlowRow::columns(&out.flows))?)?;
-    result.set_item("links", table(py, LinkRow::columns(&out.links))?)?;
-    result.set_item("classes", table(py, ClassRow::columns(&out.classes))?)?;
-    result.set_item("control", table(py, ControlRow::columns(&out.control))?)?;
-    result.set_item("trace", table(py, out.trace)?)?;
+    // Each table's rows go as soon as they are columns (a million flows' rows are 300 MB).
+    result.set_item("summary", table(py, Summary::columns(std::slice::from_ref(&summary)))?)?;
+    let cols = TimeseriesRow::columns(&timeseries);
+    drop(timeseries);
+    result.set_item("timeseries", table(py, cols)?)?;
+    let cols = FlowRow::columns(&flows);
+    drop(flows);
+    result.set_item("flows", table(py, cols)?)?;
+    result.set_item("links", table(py, LinkRow::columns(&links))?)?;
+    result.set_item("classes", table(py, ClassRow::columns(&classes))?)?;
+    result.set_item("control", table(py, ControlRow::columns(&control))?)?;
+    result.set_item("trace", table(py, trace)?)?;
     Ok(result)
 }
 
@@ -304,5 +288,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add("ENGINE_VERSION", crate::ENGINE_VERSION)?;
+    m.add("ROW_WISE_MAX_ROWS", ROW_WISE_MAX_ROWS)?;
     Ok(())
 }

@@ -2,6 +2,15 @@
 //! the release, as ns-3 splits `TcpCongestionOps` from `TcpRecoveryOps`.
 //! Details: docs/tcp.md, `tcp/mod.rs`.
 
+/// A registry's variant type: the component held inline, or in a box when its line is marked
+/// `[boxed]`. An enum is as large as its largest variant, and every sender carries one: the
+/// larger states (CUBIC's, BBR's, the SACK scoreboards) are boxed so that a flow of a small law
+/// or recovery does not pay for them (bytes per flow, docs/performance.md).
+macro_rules! held {
+    ($t:ty) => { $t };
+    ($t:ty, boxed) => { Box<$t> };
+}
+
 pub mod hystart;
 pub mod linux;
 pub mod minmax;
@@ -374,26 +383,26 @@ pub struct LawEntry {
     pub modes: &'static [&'static str],
 }
 
-// Each registry is an enum over its components, dispatched statically (a sender holds its law,
-// recovery and release inline: no box to reach and no virtual call on every ACK, where boxed
-// trait objects cost three more allocations per sender), and a table that names and builds them.
+// Each registry is an enum over its components, dispatched statically (no virtual call on every
+// ACK; small components held inline, large ones marked `[boxed]`, see `held!`), and a table that
+// names and builds them.
 // The macros write the modules, the enum, its dispatch and the table from one line per component
 // (enum_dispatch, which we used before, cannot: its bindings do not resolve in macro_rules output).
 
 /// Declares the window laws: for each `module::Type`, `pub mod module;`, an `AnyLaw` variant
 /// dispatching `WindowLaw` to it, and `module::ENTRY` in `LAWS`.
 macro_rules! window_laws {
-    ($($module:ident::$law:ident),* $(,)?) => {
+    ($($module:ident::$law:ident $([$boxed:ident])?),* $(,)?) => {
         $(pub mod $module;)*
 
         /// A window law, statically dispatched.
         pub enum AnyLaw {
-            $($law($module::$law),)*
+            $($law(held!($module::$law $(, $boxed)?)),)*
         }
 
         $(impl From<$module::$law> for AnyLaw {
             fn from(law: $module::$law) -> Self {
-                AnyLaw::$law(law)
+                AnyLaw::$law(law.into())
             }
         })*
 
@@ -475,16 +484,16 @@ macro_rules! window_laws {
 // The window laws: one line each.
 window_laws! {
     newreno::Aimd,
-    cubic::Cubic,
+    cubic::Cubic [boxed],
     highspeed::HighSpeed,
     scalable::Scalable,
-    bic::Bic,
-    htcp::Htcp,
-    westwood::Westwood,
-    lp::Lp,
+    bic::Bic [boxed],
+    htcp::Htcp [boxed],
+    westwood::Westwood [boxed],
+    lp::Lp [boxed],
     dctcp::Dctcp,
-    cubic_rfc9438::CubicRfc9438,
-    bbr::Bbr,
+    cubic_rfc9438::CubicRfc9438 [boxed],
+    bbr::Bbr [boxed],
 }
 
 pub use recovery::{AnyRecovery, RecoveryEntry, RECOVERIES};

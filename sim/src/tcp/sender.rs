@@ -3,13 +3,14 @@
 //! Details: docs/tcp.md, `tcp/sender.rs`.
 
 use super::rate::{CaState, InFlight, RateSample, UNCOUNTED};
-use super::sender_core::{SenderCore, SenderStats, TcpParams};
+use super::sender_core::{SenderCore, SenderStats, TcpParams, MAX_MODES};
 use super::seq_ring::SeqRing;
 use super::{
     Ack, AckEvent, AckKind, AnyLaw, AnyRecovery, AnyRelease, CwndAction, Echo, Recovery, Release, Reports, TcpState,
     WindowLaw,
 };
 use crate::time::{to_secs, Time};
+use std::rc::Rc;
 
 pub struct TcpSender {
     pub core: SenderCore,
@@ -26,7 +27,7 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(p: TcpParams, law: AnyLaw, recovery: AnyRecovery, release: AnyRelease) -> Self {
+    pub fn new(p: Rc<TcpParams>, law: AnyLaw, recovery: AnyRecovery, release: AnyRelease) -> Self {
         let core = SenderCore::new(p);
         let stamps = law.wants_timestamps();
         let mut recovery = recovery;
@@ -100,6 +101,16 @@ impl TcpSender {
 
     pub fn stats(&self) -> SenderStats {
         self.core.stats
+    }
+
+    /// Time spent in each of the window law's modes up to `now` (zeros for a law without modes).
+    pub fn mode_times(&self, now: Time) -> [Time; MAX_MODES] {
+        self.core.modes.as_ref().map_or([0; MAX_MODES], |m| m.times(now))
+    }
+
+    /// Whether the window law has modes whose time the sender keeps (BBR's).
+    pub fn has_modes(&self) -> bool {
+        self.law.mode().is_some()
     }
 
     pub fn rto_deadline(&self) -> Option<Time> {
@@ -295,7 +306,7 @@ impl TcpSender {
             c.samples.1 = Some(rs.rate_pps());
         }
         if let Some(m) = self.law.mode() {
-            c.stats.enter_mode(m, rs.now);
+            c.modes.get_or_insert_with(Box::default).enter(m, rs.now);
         }
         if self.law.marks_app_limited() {
             if let Some(r) = &mut c.rate {

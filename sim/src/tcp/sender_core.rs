@@ -6,6 +6,7 @@ use super::rate::RateSampler;
 use super::seq_ring::SeqRing;
 use super::TcpState;
 use crate::time::{from_secs, Time};
+use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpParams {
@@ -33,30 +34,34 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Window reductions for an ECN echo (ECE).
     pub ecn_reductions: u64,
-    /// Time spent in each of the window law's modes (`WindowLaw::mode`, BBR's states) up to the
-    /// last change, and the mode since then (`mode_times` adds the time in it).
-    pub mode_time: [Time; MAX_MODES],
-    mode_since: Time,
-    mode: Option<usize>,
 }
 
 /// The most modes a window law may have (`LawEntry::modes`).
 pub const MAX_MODES: usize = 4;
 
-impl SenderStats {
+/// Time spent in each of the window law's modes (`WindowLaw::mode`, BBR's states) up to the
+/// last change, and the mode since then. Boxed in the sender, and only for a law with modes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModeClock {
+    time: [Time; MAX_MODES],
+    since: Time,
+    mode: Option<usize>,
+}
+
+impl ModeClock {
     /// Time spent in each mode up to `now`.
-    pub fn mode_times(&self, now: Time) -> [Time; MAX_MODES] {
-        let mut t = self.mode_time;
+    pub fn times(&self, now: Time) -> [Time; MAX_MODES] {
+        let mut t = self.time;
         if let Some(m) = self.mode {
-            t[m] += now.saturating_sub(self.mode_since);
+            t[m] += now.saturating_sub(self.since);
         }
         t
     }
 
-    pub(super) fn enter_mode(&mut self, mode: usize, now: Time) {
+    pub(super) fn enter(&mut self, mode: usize, now: Time) {
         if self.mode != Some(mode) {
-            self.mode_time = self.mode_times(now);
-            (self.mode, self.mode_since) = (Some(mode), now);
+            self.time = self.times(now);
+            (self.mode, self.since) = (Some(mode), now);
         }
     }
 }
@@ -64,7 +69,8 @@ impl SenderStats {
 /// The sender's state and transmit path, on which the window law, recovery and release act.
 pub struct SenderCore {
     pub st: TcpState,
-    pub(super) p: TcpParams,
+    /// Its group's parameters, shared by the group's senders.
+    pub(super) p: Rc<TcpParams>,
     pub(super) srtt_s: Option<f64>,
     pub(super) rttvar_s: f64,
     pub(super) backoff: u32,
@@ -75,6 +81,8 @@ pub struct SenderCore {
     /// Packets to send in all (i64::MAX = unbounded).
     pub(super) size_pkts: i64,
     pub stats: SenderStats,
+    /// The window law's mode times, once it has entered a mode.
+    pub(super) modes: Option<Box<ModeClock>>,
     /// When each outstanding packet was last sent (ns-2's `tss`): the timestamp an ACK echoes, and
     /// RACK's send times. Empty unless the window law or the recovery reads them.
     pub(super) sent_at: SeqRing<Time>,
@@ -97,7 +105,7 @@ pub struct SenderCore {
 
 impl SenderCore {
     /// A sender's state before its first packet.
-    pub fn new(p: TcpParams) -> Self {
+    pub fn new(p: Rc<TcpParams>) -> Self {
         Self {
             st: TcpState::new(p.init_cwnd, p.init_ssthresh, p.wmax),
             p,
@@ -109,6 +117,7 @@ impl SenderCore {
             send_deadline: None,
             size_pkts: i64::MAX,
             stats: SenderStats::default(),
+            modes: None,
             sent_at: SeqRing::new(false),
             ecn_recover: -1,
             cwr_pending: false,

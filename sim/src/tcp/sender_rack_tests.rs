@@ -19,7 +19,8 @@ fn sender_with(size_pkts: i64, reo_wnd: f64) -> TcpSender {
     let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("rack_tlp"))]);
     let t = TcpConfig::parse(&v).unwrap();
     let p = crate::tcp::sender_core::TcpParams { rack_reo_wnd: reo_wnd, ..super::tests::params() };
-    let s = TcpSender::new(p, (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
+    let s =
+        TcpSender::new(p.into(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)));
     s.with_size(size_pkts)
 }
 

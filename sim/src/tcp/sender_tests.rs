@@ -27,7 +27,12 @@ pub(crate) fn params() -> TcpParams {
 /// A sender of the tcp preset `name`.
 fn make(name: &str) -> TcpSender {
     let t = TcpConfig::named(name);
-    TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
+    TcpSender::new(
+        params().into(),
+        (t.law_factory())(),
+        t.make_recovery(),
+        t.make_release(stream(1, Stream::Sender, 0)),
+    )
 }
 
 /// A sender of window law `cc` with the `linux` recovery.
@@ -42,7 +47,12 @@ fn with_recovery(cc: &str, recovery: &str) -> TcpSender {
         ("recovery", crate::params::Value::str(recovery)),
     ]);
     let t = <TcpConfig as crate::params::Param>::parse(&v).unwrap();
-    TcpSender::new(params(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
+    TcpSender::new(
+        params().into(),
+        (t.law_factory())(),
+        t.make_recovery(),
+        t.make_release(stream(1, Stream::Sender, 0)),
+    )
 }
 
 /// A lossless-except-`drops` path with a 100 ms RTT and 1 ms between packets; returns the
@@ -179,7 +189,7 @@ fn check_ecn_response(s: TcpSender) {
 fn ece_cuts_once_per_window_and_the_window_holds_through_cwr() {
     for (name, sender) in [("sack", make("sack")), ("cubic, linux recovery", linux("cubic"))] {
         let mut s = sender;
-        s.core.p.ecn = true;
+        std::rc::Rc::make_mut(&mut s.core.p).ecn = true;
         s.core.st.ssthresh = 10.0; // congestion avoidance from the start
         eprintln!("{name}");
         check_ecn_response(s);

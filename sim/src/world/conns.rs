@@ -4,9 +4,11 @@
 use super::Route;
 use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::TcpSender;
+use crate::tcp::sender_core::TcpParams;
 use crate::tcp::{LawFactory, TcpConfig};
 use crate::time::Time;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// What an ACK carries beside its number, kept beside the connection (see `Conns::ack_opts`).
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +44,13 @@ pub(crate) struct Conn {
 /// leaves room for 3.
 pub(crate) const SACK_BLOCKS: usize = 3;
 
+/// A TCP group: its config, its window-law factory, and the parameters its senders share.
+pub(crate) struct Group {
+    pub tcp: TcpConfig,
+    pub law: LawFactory,
+    pub params: Rc<TcpParams>,
+}
+
 /// Every connection: 0..n_long are the long flows (route by route, then bulk groups); later ones
 /// are finite transfers' reusable slots.
 pub(crate) struct Conns {
@@ -57,7 +66,7 @@ pub(crate) struct Conns {
     /// The TCP of each group with its window-law factory: group 0 is the `tcp` section (short
     /// flows, and every long flow without a mix), then the `tcp_mix` groups, then the TCP
     /// `traffic` groups'.
-    pub groups: Vec<(TcpConfig, LawFactory)>,
+    pub groups: Vec<Group>,
     /// Each long flow's group, topology route, RTT and start time.
     pub flow_group: Vec<usize>,
     pub flow_route: Vec<usize>,
@@ -68,7 +77,7 @@ pub(crate) struct Conns {
 }
 
 impl Conns {
-    pub fn new(n_long: usize, groups: Vec<(TcpConfig, LawFactory)>) -> Self {
+    pub fn new(n_long: usize, groups: Vec<Group>) -> Self {
         Conns {
             n_long,
             conn: Vec::with_capacity(n_long),

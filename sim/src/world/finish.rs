@@ -14,6 +14,9 @@ fn mean(samples: &[f32]) -> Option<f64> {
     (!samples.is_empty()).then(|| samples.iter().map(|&x| x as f64).sum::<f64>() / samples.len() as f64)
 }
 
+/// Flows whose state `flow_rows` releases at a time.
+const RELEASE_FLOWS: usize = 1 << 16;
+
 impl World<'_> {
     pub(crate) fn finish(mut self, wall_s: f64, interrupted: bool) -> RunOutput {
         let end = self.now;
@@ -21,10 +24,10 @@ impl World<'_> {
             s.queue.integrate(end);
         }
         let window = end.saturating_sub(self.warm).max(1);
+        let classes = self.class_rows(window); // before `flow_rows` releases the flows' state
         let flows = self.flow_rows(window);
         let links = self.link_rows(window, &flows);
         let summary = self.summary(window, &flows, wall_s);
-        let classes = self.class_rows(window);
         RunOutput {
             summary,
             timeseries: std::mem::take(&mut self.meters.ts),
@@ -50,61 +53,95 @@ impl World<'_> {
         in_flight
     }
 
-    fn flow_rows(&self, window: Time) -> Vec<FlowRow> {
+    /// The flows table, one row per long flow. Built from the last flow down, releasing each
+    /// block of flows' state once its rows are made: a million flows' state and their rows held
+    /// whole at once would be the run's peak (docs/performance.md, "Bytes per flow").
+    fn flow_rows(&mut self, window: Time) -> Vec<FlowRow> {
+        let n = self.conns.n_long;
+        let in_flight = self.in_flight();
+        self.events.discard_pending(); // the run is over: its pending timers go first
+        self.release_flows_from(n); // the short transfers' slots
+        let mut rows = Vec::with_capacity(n);
+        for f in (0..n).rev() {
+            rows.push(self.flow_row(f, window, in_flight[f]));
+            if f % RELEASE_FLOWS == 0 {
+                self.release_flows_from(f);
+            }
+        }
+        rows.reverse();
+        rows
+    }
+
+    /// Drops the state of connections `f..` that only the flows table reads, and gives back its
+    /// memory.
+    fn release_flows_from(&mut self, f: usize) {
+        fn cut<T>(v: &mut Vec<T>, f: usize) {
+            v.truncate(f);
+            v.shrink_to_fit(); // a large vector's tail pages go back in place (mremap)
+        }
+        let (c, m) = (&mut self.conns, &mut self.meters);
+        cut(&mut c.senders, f);
+        cut(&mut c.receivers, f);
+        cut(&mut c.conn, f);
+        cut(&mut c.ack_opts, f);
+        cut(&mut m.flow_at_warm, f);
+        cut(&mut m.flow_dropped, f);
+        cut(&mut m.flow_dropped_at_warm, f);
+        cut(&mut m.cwnd_sum, f);
+        cut(&mut m.rtt_ms, f);
+        cut(&mut m.rate, f);
+        cut(&mut m.rate_interval, f);
+        cut(&mut m.modes_at_warm, f);
+    }
+
+    fn flow_row(&self, f: usize, window: Time, in_flight: u64) -> FlowRow {
         let window_s = to_secs(window);
         let pkt_bits = self.pkt_bytes as f64 * 8.0;
-        let in_flight = self.in_flight();
-        (0..self.conns.n_long)
-            .map(|f| {
-                let s = self.conns.senders[f].stats();
-                let (warm_stats, warm_delivered) = self.meters.flow_at_warm[f];
-                let route = self.conns.flow_route[f];
-                let rate = self.meters.rate[f];
-                let bbr = self.bbr_mode_times_s(f);
-                FlowRow {
-                    flow_id: f as i64,
-                    route_id: route as i64,
-                    tcp_group: self.group_label(self.conns.flow_group[f]).to_string(),
-                    link_ids: self.net.routes[route].links.iter().map(|&l| l as i64).collect(),
-                    rtt_ms: self.conns.rtt_s[f] * 1000.0,
-                    start_s: self.conns.start_s[f],
-                    goodput_mbps: (self.conns.receivers[f].delivered - warm_delivered) as f64 * pkt_bits
-                        / window_s
-                        / 1e6,
-                    retransmits: (s.retransmits - warm_stats.retransmits) as i64,
-                    timeouts: (s.timeouts - warm_stats.timeouts) as i64,
-                    fast_retransmits: (s.fast_retransmits - warm_stats.fast_retransmits) as i64,
-                    ecn_reductions: (s.ecn_reductions - warm_stats.ecn_reductions) as i64,
-                    mean_cwnd_pkts: (self.meters.cwnd_samples > 0)
-                        .then(|| self.meters.cwnd_sum[f] / self.meters.cwnd_samples as f64),
-                    rtt_mean_ms: mean(&self.meters.rtt_ms[f]),
-                    rtt_p99_ms: quantile(&self.meters.rtt_ms[f], 0.99),
-                    delivery_rate_mean_mbps: (rate.1 > 0).then(|| rate.0 / rate.1 as f64 * pkt_bits / 1e6),
-                    delivery_rate_max_mbps: (rate.1 > 0).then(|| rate.2 * pkt_bits / 1e6),
-                    bbr_startup_s: bbr.map(|t| t[0]),
-                    bbr_drain_s: bbr.map(|t| t[1]),
-                    bbr_probe_bw_s: bbr.map(|t| t[2]),
-                    bbr_probe_rtt_s: bbr.map(|t| t[3]),
-                    sent_pkts: s.sent as i64,
-                    delivered_pkts: self.conns.receivers[f].arrivals as i64,
-                    dropped_pkts: self.meters.flow_dropped[f] as i64,
-                    loss_rate: {
-                        let sent = s.sent - warm_stats.sent;
-                        (sent > 0).then(|| {
-                            (self.meters.flow_dropped[f] - self.meters.flow_dropped_at_warm[f]) as f64 / sent as f64
-                        })
-                    },
-                    in_flight_pkts: in_flight[f] as i64,
-                }
-            })
-            .collect()
+        let s = self.conns.senders[f].stats();
+        let (warm_stats, warm_delivered) = self.meters.flow_at_warm[f];
+        let route = self.conns.flow_route[f];
+        let rate = self.meters.rate[f];
+        let bbr = self.bbr_mode_times_s(f);
+        FlowRow {
+            flow_id: f as i64,
+            route_id: route as i64,
+            tcp_group: self.group_label(self.conns.flow_group[f]).to_string(),
+            link_ids: self.net.routes[route].links.iter().map(|&l| l as i64).collect(),
+            rtt_ms: self.conns.rtt_s[f] * 1000.0,
+            start_s: self.conns.start_s[f],
+            goodput_mbps: (self.conns.receivers[f].delivered - warm_delivered) as f64 * pkt_bits / window_s / 1e6,
+            retransmits: (s.retransmits - warm_stats.retransmits) as i64,
+            timeouts: (s.timeouts - warm_stats.timeouts) as i64,
+            fast_retransmits: (s.fast_retransmits - warm_stats.fast_retransmits) as i64,
+            ecn_reductions: (s.ecn_reductions - warm_stats.ecn_reductions) as i64,
+            mean_cwnd_pkts: (self.meters.cwnd_samples > 0)
+                .then(|| self.meters.cwnd_sum[f] / self.meters.cwnd_samples as f64),
+            rtt_mean_ms: mean(&self.meters.rtt_ms[f]),
+            rtt_p99_ms: quantile(&self.meters.rtt_ms[f], 0.99),
+            delivery_rate_mean_mbps: (rate.1 > 0).then(|| rate.0 / rate.1 as f64 * pkt_bits / 1e6),
+            delivery_rate_max_mbps: (rate.1 > 0).then(|| rate.2 * pkt_bits / 1e6),
+            bbr_startup_s: bbr.map(|t| t[0]),
+            bbr_drain_s: bbr.map(|t| t[1]),
+            bbr_probe_bw_s: bbr.map(|t| t[2]),
+            bbr_probe_rtt_s: bbr.map(|t| t[3]),
+            sent_pkts: s.sent as i64,
+            delivered_pkts: self.conns.receivers[f].arrivals as i64,
+            dropped_pkts: self.meters.flow_dropped[f] as i64,
+            loss_rate: {
+                let sent = s.sent - warm_stats.sent;
+                (sent > 0)
+                    .then(|| (self.meters.flow_dropped[f] - self.meters.flow_dropped_at_warm[f]) as f64 / sent as f64)
+            },
+            in_flight_pkts: in_flight as i64,
+        }
     }
 
     /// Seconds a BBR flow spent in each of its modes in the measured window; None for other laws.
     fn bbr_mode_times_s(&self, f: usize) -> Option<[f64; MAX_MODES]> {
-        let group = &self.conns.groups[self.conns.flow_group[f]].0;
+        let group = &self.conns.groups[self.conns.flow_group[f]].tcp;
         (group.0.variant == crate::tcp::bbr::ENTRY.def.name).then(|| {
-            let (now, warm) = (self.conns.senders[f].stats().mode_times(self.now), self.meters.modes_at_warm[f]);
+            let now = self.conns.senders[f].mode_times(self.now);
+            let warm = self.meters.modes_at_warm.get(f).copied().unwrap_or_default();
             std::array::from_fn(|m| to_secs(now[m] - warm[m]))
         })
     }

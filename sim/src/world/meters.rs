@@ -29,12 +29,13 @@ pub(crate) struct Meters {
     pub cwnd_sum: Vec<f64>,
     pub cwnd_samples: u64,
     /// Per long flow, in the measured window: its RTT samples (ms), and the sum, count and
-    /// largest of its delivery-rate samples (packets/s); its mode times at warm-up's end.
+    /// largest of its delivery-rate samples (packets/s).
     pub rtt_ms: Vec<Vec<f32>>,
     pub rate: Vec<(f64, u64, f64)>,
     /// Per long flow, since the last sample: the sum and count of its delivery-rate samples
     /// (packets/s), for the time series.
     pub rate_interval: Vec<(f64, u64)>,
+    /// Per long flow, its mode times at warm-up's end: empty unless a law has modes (BBR).
     pub modes_at_warm: Vec<[Time; MAX_MODES]>,
     /// Each topology link's buffer when the run starts (after a static rule or a policy's start).
     pub start_buffer_pkts: Vec<f64>,
@@ -62,7 +63,7 @@ impl Meters {
             rtt_ms: vec![Vec::new(); n_long],
             rate: vec![(0.0, 0, 0.0); n_long],
             rate_interval: vec![(0.0, 0); n_long],
-            modes_at_warm: vec![[0; MAX_MODES]; n_long],
+            modes_at_warm: Vec::new(),
             start_buffer_pkts: Vec::new(),
             sample_interval: from_secs(cfg.sample_interval_s).max(1),
             last_sample: 0,

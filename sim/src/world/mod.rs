@@ -9,7 +9,7 @@ use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{droptail::DropTail, Cause, Discipline, Limit, LinkInfo};
 use crate::rng::{derived, stream, SimRng, Stream};
 use crate::tcp::receiver::{SackList, TcpReceiver};
-use crate::tcp::{mix, LawFactory, TcpConfig, WindowLaw};
+use crate::tcp::{mix, TcpConfig, WindowLaw};
 use crate::tcp::{sender::TcpSender, sender_core::TcpParams};
 use crate::time::{from_secs, Time};
 use crate::topology::Network;
@@ -17,6 +17,7 @@ use crate::trace::{DEQUEUE, DROP, ENQUEUE};
 use crate::traffic::Class;
 use rand::Rng;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 pub use crate::output::RunOutput;
 
@@ -25,7 +26,7 @@ mod finish;
 mod meters;
 mod periodic;
 mod traffic;
-use conns::{AckOptions, Conn, Conns, SACK_BLOCKS};
+use conns::{AckOptions, Conn, Conns, Group, SACK_BLOCKS};
 use meters::Meters;
 use traffic::Traffic;
 
@@ -193,19 +194,35 @@ impl<'c> World<'c> {
         }
     }
 
-    fn tcp_groups(cfg: &SimConfig) -> Vec<(TcpConfig, LawFactory)> {
+    fn tcp_groups(cfg: &SimConfig) -> Vec<Group> {
         let mut groups = vec![cfg.tcp.clone()];
         if let Some(mix) = &cfg.tcp_mix {
             groups
                 .extend(mix::parse(mix).expect("validated").iter().map(|g| cfg.tcp.group(&g.name).expect("validated")));
         }
-        groups
-            .into_iter()
-            .map(|t| {
-                let f = t.law_factory();
-                (t, f)
-            })
-            .collect()
+        groups.into_iter().map(|t| Self::group(cfg, t)).collect()
+    }
+
+    /// A TCP group with its senders' parameters (a mix's `linux` group keeps the preset's initial
+    /// window and delayed ACKs).
+    fn group(cfg: &SimConfig, t: TcpConfig) -> Group {
+        let tc = t.common();
+        let params = TcpParams {
+            init_cwnd: tc.init_cwnd_pkts,
+            init_ssthresh: tc.init_ssthresh_pkts.unwrap_or(cfg.wmax_pkts as f64),
+            // The send buffer limits new data exactly as the receiver's window does.
+            wmax: cfg.wmax_pkts.min(tc.sndbuf_pkts) as f64,
+            min_rto_s: tc.min_rto_ms / 1000.0,
+            max_rto_s: tc.max_rto_s,
+            init_rto_s: tc.init_rto_s,
+            tick_s: tc.tick_ms / 1000.0,
+            limited_transmit: tc.limited_transmit,
+            max_burst: tc.max_burst_pkts as u32,
+            ecn: tc.ecn,
+            delayed_ack: tc.delayed_ack.then(|| from_secs(tc.delack_ms / 1000.0)),
+            rack_reo_wnd: tc.rack_reo_wnd_min_rtts,
+        };
+        Group { law: t.law_factory(), tcp: t, params: Rc::new(params) }
     }
 
     /// The group of the i-th long flow of a route (0 without a mix).
@@ -222,32 +239,15 @@ impl<'c> World<'c> {
     }
 
     pub(crate) fn group_label(&self, g: usize) -> &'static str {
-        self.conns.groups[g].0 .0.label
+        self.conns.groups[g].tcp.0.label
     }
 
-    /// A sender of TCP group `group`, with that group's settings (a mix's `linux` group keeps
-    /// the preset's initial window and delayed ACKs).
+    /// A sender of TCP group `group`.
     fn new_sender(&self, group: usize, rng: SimRng) -> TcpSender {
-        let (t, law) = &self.conns.groups[group];
-        let tc = t.common();
-        let params = TcpParams {
-            init_cwnd: tc.init_cwnd_pkts,
-            init_ssthresh: tc.init_ssthresh_pkts.unwrap_or(self.cfg.wmax_pkts as f64),
-            // The send buffer limits new data exactly as the receiver's window does.
-            wmax: self.cfg.wmax_pkts.min(tc.sndbuf_pkts) as f64,
-            min_rto_s: tc.min_rto_ms / 1000.0,
-            max_rto_s: tc.max_rto_s,
-            init_rto_s: tc.init_rto_s,
-            tick_s: tc.tick_ms / 1000.0,
-            limited_transmit: tc.limited_transmit,
-            max_burst: tc.max_burst_pkts as u32,
-            ecn: tc.ecn,
-            delayed_ack: tc.delayed_ack.then(|| from_secs(tc.delack_ms / 1000.0)),
-            rack_reo_wnd: tc.rack_reo_wnd_min_rtts,
-        };
-        let mut law = law();
+        let g = &self.conns.groups[group];
+        let mut law = (g.law)();
         law.init(derived(&rng, LAW_SALT), self.cfg.pkt_bytes as f64);
-        TcpSender::new(params, law, t.make_recovery(), t.make_release(rng))
+        TcpSender::new(g.params.clone(), law, g.tcp.make_recovery(), g.tcp.make_release(rng))
     }
 
     fn new_receiver(&self, sender: &TcpSender) -> TcpReceiver {
@@ -310,8 +310,7 @@ impl<'c> World<'c> {
     fn add_traffic_tcp_groups(&mut self) {
         for g in &self.cfg.traffic {
             let t = g.tcp_or(&self.cfg.tcp).clone();
-            let factory = t.law_factory();
-            self.conns.groups.push((t, factory));
+            self.conns.groups.push(Self::group(self.cfg, t));
             self.traffic.traffic_tcp_group.push(self.conns.groups.len() - 1);
         }
     }
@@ -424,8 +423,11 @@ impl<'c> World<'c> {
                 self.meters.class_ctr_at_warm = self.meters.class_ctr;
                 for f in 0..self.conns.n_long {
                     self.meters.flow_at_warm[f] = (self.conns.senders[f].stats(), self.conns.receivers[f].delivered);
-                    self.meters.modes_at_warm[f] = self.conns.senders[f].stats().mode_times(self.now);
                     self.meters.flow_dropped_at_warm[f] = self.meters.flow_dropped[f];
+                }
+                let long = &self.conns.senders[..self.conns.n_long];
+                if long.iter().any(|s| s.has_modes()) {
+                    self.meters.modes_at_warm = long.iter().map(|s| s.mode_times(self.now)).collect();
                 }
             }
         }

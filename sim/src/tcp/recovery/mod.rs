@@ -20,19 +20,18 @@ pub struct RecoveryEntry {
 /// Declares the recoveries: for each `module::Type`, `pub mod module;`, an `AnyRecovery` variant
 /// dispatching `Recovery` to it, and `module::ENTRY` in `RECOVERIES` (see `tcp` on why a macro).
 macro_rules! recoveries {
-    ($($module:ident::$ty:ident),* $(,)?) => {
+    ($($module:ident::$ty:ident $([$boxed:ident])?),* $(,)?) => {
         $(pub mod $module;)*
 
-        /// A loss recovery, statically dispatched. One per sender, held inline: boxing the
-        /// larger scoreboards would cost a pointer chase on every ACK to save bytes per flow.
-        #[allow(clippy::large_enum_variant)]
+        /// A loss recovery, statically dispatched; the scoreboards boxed (`held!`): a Reno flow
+        /// need not carry RACK-TLP's 576 bytes, at a pointer's reach on every ACK for a SACK one.
         pub enum AnyRecovery {
-            $($ty($module::$ty),)*
+            $($ty(held!($module::$ty $(, $boxed)?)),)*
         }
 
         $(impl From<$module::$ty> for AnyRecovery {
             fn from(r: $module::$ty) -> Self {
-                AnyRecovery::$ty(r)
+                AnyRecovery::$ty(r.into())
             }
         })*
 
@@ -132,9 +131,9 @@ macro_rules! recoveries {
 recoveries! {
     reno::Reno,
     newreno::NewReno,
-    sack::Sack,
-    sack_retain::SackRetain,
-    linux::Linux,
-    prr::Prr,
-    rack_tlp::RackTlp,
+    sack::Sack [boxed],
+    sack_retain::SackRetain [boxed],
+    linux::Linux [boxed],
+    prr::Prr [boxed],
+    rack_tlp::RackTlp [boxed],
 }
