@@ -67,7 +67,7 @@ bench: install
 # Every paper reproduction at full size: reports/NAME.{md,png} (tests run reduced grids), with
 # ns-2's side of the cross-checks where ns-2 is installed.
 reproduce: install
-	$(BIN)/python -m analysis reproduce all $(if $(shell command -v ns),--backends ns2)
+	$(BIN)/python -m analysis reproduce all --reports reports $(if $(shell command -v ns),--backends ns2)
 
 clean:
 	rm -rf $(VENV) sim/target sim/_core*.so

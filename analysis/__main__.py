@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import duckdb
 
@@ -115,6 +116,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def reports_dir(results: str) -> str:
+    """Where a reproduction's report goes by default: beside its runs, in the user's results
+    folder (the tracked reports/ changes only when asked: `--reports reports`)."""
+    return str(Path(results) / "reports") if "://" not in results else str(Path(DEFAULT_RESULTS) / "reports")
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     import signal
 
@@ -140,11 +147,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if b not in BACKENDS:
             print(f"error: --backends: unknown backend {b!r}; allowed: {', '.join(BACKENDS)}", file=sys.stderr)
             return 2
+    reports = args.reports or reports_dir(args.results)
     return max(
         reproduce(
             name,
             args.results,
-            args.reports,
+            reports,
             rerun=args.rerun,
             backends=backends,
             mlflow=not args.no_mlflow,
@@ -200,7 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     r.add_argument("name", help="a reproduction (below), all, or list")
     r.add_argument("--results", default=DEFAULT_RESULTS)
-    r.add_argument("--reports", default="reports")
+    r.add_argument(
+        "--reports",
+        help="where the report and figure go (default: RESULTS/reports); `--reports reports` "
+        "updates the project's tracked reports, as `make reproduce` does",
+    )
     r.add_argument("--rerun", action="store_true", help="rerun the sweeps even if stored (force=true)")
     r.add_argument(
         "--stored",

@@ -1,15 +1,18 @@
 """`python -m analysis min-buffer target=0.95 flows=100,200,300 core_mbps=100 ...`: the smallest
-buffer (packets) reaching a target bottleneck utilization at each point of any grid.
+buffer (packets) reaching a target bottleneck utilization at one point or at each point of a
+grid (docs/analysis.md, "min-buffer").
 
 Arguments are sweep overrides: a comma list (or range()) is an axis of the grid, a single value
 applies to every point; `target` (default 0.95), `seeds` (default 1; the probe's utilization is
 the mean over seeds) and `results_dir` are the search's own. Each point is bisected over
 buffer_pkts (`analysis/search.py`), starting from its bandwidth-delay product; every probe is a
-stored run (named `min_buffer` unless `name=` is given), so repeating a search reuses them.
+stored run (named `min_buffer` unless `name=` is given), so repeating a search reuses them. A
+point whose windows cap utilization below the target is unreachable before any probe runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sys
@@ -49,12 +52,30 @@ def parse(args: list[str]) -> tuple[dict[str, Any], list[str], dict[str, list[An
         exit_usage(f"target: must be a utilization in (0, 1], got {target!r}")
     if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in own["seeds"]):
         exit_usage(f"seeds: must be integers >= 0, got {own['seeds']!r}")
-    if not axes:
-        exit_usage("min-buffer: give at least one axis with several values, e.g. flows=100,200,300")
     return own, base, axes
 
 
+def window_limits(configs: list, target: float) -> list[str | None]:
+    """Per point, why the target is out of reach before any probe: its windows cap utilization
+    below it (`sim.estimate`); None where they do not."""
+    import sim
+    from sweeps.api import JobList
+
+    out: list[str | None] = []
+    for c in configs:
+        cap = sim.estimate(JobList(c, [{}]).specs()[0].sim).window_cap_utilization
+        out.append(
+            None
+            if cap is None or cap >= target
+            else f"the windows cap utilization at about {cap:.2f} (a flow sends at most wmax_pkts a round "
+            "trip): raise wmax_pkts"
+        )
+    return out
+
+
 def main(args: list[str]) -> int:
+    from rich.console import Console
+
     from analysis.reproductions.common import ray_session
     from analysis.search import min_buffer_search
     from sweeps.api import compose_config
@@ -70,27 +91,54 @@ def main(args: list[str]) -> int:
     points = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
     configs = [compose_config(base + [f"{k}={v}" for k, v in p.items()]) for p in points]
     hi = [max(1, math.ceil(bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes))) for c in configs]
-    with ray_session():
-        searches = min_buffer_search(base, points, float(own["target"]), hi, tuple(own["seeds"]), own["results_dir"])
-    _print(searches, configs, own)
-    return 0 if all(s.done for s in searches) else 1
+    target = float(own["target"])
+    why = window_limits(configs, target)
+    console = Console(stderr=True)
+    with console.status("min-buffer: starting Ray...") as status, contextlib.ExitStack() as ray:
+
+        def progress(round_no: int, searches: list) -> None:
+            decided = sum(s.done for s in searches)
+            probes = sum(len(s.probes) for s in searches) * len(own["seeds"])
+            status.update(
+                f"min-buffer: round {round_no}, {decided} of {len(searches)} points decided, {probes} probes run"
+            )
+
+        if not all(why):
+            ray.enter_context(ray_session())
+        searches = min_buffer_search(
+            base, points, target, hi, tuple(own["seeds"]), own["results_dir"], why, quiet=True, progress=progress
+        )
+    _print(searches, configs, own, base)
+    return 0 if all(s.min_buffer_pkts is not None for s in searches) else 1
 
 
-def _print(searches: list, configs: list, own: dict[str, Any]) -> None:
+def _print(searches: list, configs: list, own: dict[str, Any], base: list[str]) -> None:
+    """The answer as one table, and why any point has none."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"minimum buffer for utilization >= {own['target']} (mean of seeds {own['seeds']})")
+    given = " ".join(b for b in base if not b.startswith(("results_dir=", "name=")))
+    table = Table(title=f"minimum buffer for utilization >= {own['target']} (mean of seeds {own['seeds']}) {given}")
     keys = list(searches[0].point) if searches else []
-    for col in (*keys, "min buffer pkts", "BDP pkts", "Stanford pkts", "probes"):
+    for col in (*keys, "min buffer pkts", "x BDP", "utilization", "BDP pkts", "Stanford pkts", "probes"):
         table.add_column(col, justify="right")
+    console = Console(file=sys.stdout, width=160)
+    notes = []
     for s, c in zip(searches, configs):
-        found = "not found" if s.min_buffer_pkts is None else str(s.min_buffer_pkts)
+        bdp = bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes)
+        b = s.min_buffer_pkts
         table.add_row(
             *(str(s.point[k]) for k in keys),
-            found,
-            f"{bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes):.0f}",
-            f"{stanford_pkts(c.core_mbps, c.rtt_ms, c.flows, c.pkt_bytes):.1f}",
+            "unreachable" if b is None else f"{b:,}",
+            "" if b is None else f"{b / bdp:.3g}",
+            "" if b is None else f"{s.probes[b]:.3f}",
+            f"{bdp:,.0f}",
+            f"{stanford_pkts(c.core_mbps, c.rtt_ms, c.flows, c.pkt_bytes):,.1f}",
             str(len(s.probes)),
         )
-    Console(file=sys.stdout, width=160).print(table)
+        if b is None:
+            where = " ".join(f"{k}={v}" for k, v in s.point.items())
+            notes.append(f"{where + ': ' if where else ''}{s.unreachable}")
+    console.print(table)
+    for note in notes:
+        console.print(f"unreachable: {note}", markup=False, highlight=False)

@@ -17,6 +17,10 @@ ENGINE_EVENTS_PER_S = 3e6
 core; a third of that under load, and the estimate should not promise too little)."""
 
 
+WINDOW_WARNING_BELOW = 0.99
+"""Configs whose windows cap utilization below this are said to be window-limited."""
+
+
 def ram_gb() -> float:
     """The machine's RAM."""
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
@@ -50,12 +54,23 @@ class Estimate:
     wall_s: float
     packet_drivers: list[tuple[str, float]] = field(default_factory=list)
     memory_drivers: list[tuple[str, float]] = field(default_factory=list)
+    window_cap_utilization: Optional[float] = None
+    """When long TCP flows cross the bottleneck and the load offered there (their windows, a
+    window each mean RTT, plus every other source) is below its capacity: that load over the
+    capacity, the most utilization `wmax_pkts` (or `tcp.sndbuf_pkts`) allows. None otherwise."""
 
     def __str__(self) -> str:
         return (
             f"about {self.packets:.2g} packets, {self.events:.2g} events, {self.wall_s:.2g} s on one core, "
             f"peak memory {self.peak_memory_mb:,.0f} MB"
         )
+
+    def window_warning(self, below: float = WINDOW_WARNING_BELOW) -> str | None:
+        """One line when the windows cap utilization below `below`; None otherwise."""
+        u = self.window_cap_utilization
+        if u is None or u >= below:
+            return None
+        return f"the windows cap utilization at about {u:.2f} (each flow sends at most wmax_pkts an RTT): raise wmax_pkts"
 
 
 def estimate(config: SimConfig | None = None, /, **fields: Any) -> Estimate:
@@ -70,6 +85,7 @@ def estimate(config: SimConfig | None = None, /, **fields: Any) -> Estimate:
         wall_s=e["events"] / ENGINE_EVENTS_PER_S,
         packet_drivers=[tuple(d) for d in e["packet_drivers"]],
         memory_drivers=[tuple(d) for d in e["memory_drivers"]],
+        window_cap_utilization=e["window_cap_utilization"],
     )
 
 

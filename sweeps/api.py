@@ -61,14 +61,15 @@ class JobList:
         return [spec.run_id for spec in self.specs()]
 
 
-def run_points(base_overrides: list[str], points: list[dict[str, Any]]) -> tuple[int, list[str]]:
-    """Runs the jobs (skipping stored ones); returns (exit status, run_ids in point order)."""
+def run_points(base_overrides: list[str], points: list[dict[str, Any]], quiet: bool = False) -> tuple[int, list[str]]:
+    """Runs the jobs (skipping stored ones); returns (exit status, run_ids in point order).
+    `quiet`: without the sweep's progress and summary (see `run_sweep`)."""
     from sweeps.launch import run_sweep
 
     cfg = compose_config(base_overrides)
     jobs = JobList(cfg, points)
     try:
-        run_sweep(jobs, cfg)
+        run_sweep(jobs, cfg, quiet=quiet)
         status = 0
     except SystemExit as e:
         status = int(e.code or 0)

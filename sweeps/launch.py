@@ -86,34 +86,64 @@ def _settings(config: DictConfig) -> dict[str, Any]:
     return top
 
 
+MLFLOW_UI_PORT = 5000
+"""The port of the `mlflow ui` command a finished sweep prints, with links on that port."""
+
 PARALLEL_VALIDATION_MIN_JOBS = 20_000
 """Grids this large are validated by a forked process per core: building 100,000 configs took
 20 s in one process, most of the time before a 100,000-job sweep's first result."""
 _FORKED: Any = None  # (grid, limits), inherited by the validating processes
 
 
-def _checked(job: dict[str, Any], limits: sim.Limits) -> str:
+def _checked(job: dict[str, Any], limits: sim.Limits) -> tuple[str, float | None]:
+    """The job's run_id, and the utilization its windows cap it at if they do (`sim.cost`)."""
     spec = build_spec(job)
-    if spec.params["backend"] == DEFAULT_BACKEND:
-        sim.cost.check(spec.sim, limits)
-    return spec.run_id
+    if spec.params["backend"] != DEFAULT_BACKEND:
+        return spec.run_id, None
+    est = sim.cost.check(spec.sim, limits)
+    return spec.run_id, est.window_cap_utilization if est.window_warning() else None
 
 
-def _validate_slice(start: int, stop: int) -> tuple[list[str], tuple[int, str] | None]:
-    """run_ids of jobs start..stop-1 of the inherited grid, or the first job's error."""
+Checked = tuple[list[str], list[tuple[float, int]]]
+"""run_ids in grid order, and (window cap, job) of the window-limited jobs."""
+
+
+def _validate_slice(start: int, stop: int) -> tuple[Checked, tuple[int, str] | None]:
+    """`_checked` for jobs start..stop-1 of the inherited grid, or the first job's error."""
     grid, limits = _FORKED
-    run_ids = []
+    run_ids, capped = [], []
     for i in range(start, stop):
         try:
-            run_ids.append(_checked(grid.job_at(i), limits))
+            run_id, cap = _checked(grid.job_at(i), limits)
         except (ValueError, UsageError) as e:
-            return run_ids, (i, str(e))
-    return run_ids, None
+            return (run_ids, capped), (i, str(e))
+        run_ids.append(run_id)
+        if cap is not None:
+            capped.append((cap, i))
+    return (run_ids, capped), None
 
 
-def _validate(grid: JobSource, limits: sim.Limits) -> list[str]:
+def _warn_window_limited(n: int, capped: list[tuple[float, int, str]], console: Console) -> None:
+    """One line before any job runs when windows cap some of the n jobs' utilization (issue 56:
+    200 CUBIC flows at 1 Gb/s read 0.64 in every run with a 32-packet window, and nothing said
+    why); `capped` holds (cap, job, its overrides)."""
+    if not capped:
+        return
+    cap, i, overrides = min(capped)
+    where = f" (job {i}: {overrides})" if n > 1 else ""
+    some = f"{len(capped)} of {n} jobs: " if n > 1 else ""
+    console.print(
+        f"warning: {some}the windows cap utilization at about {cap:.2f}{where}; each flow sends at most "
+        "wmax_pkts a round trip: raise wmax_pkts",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _validate(grid: JobSource, limits: sim.Limits, console: Console) -> list[str]:
     """Builds every job's spec once (no side effects), refusing a job whose estimated cost is over
-    `limits` (the engine's jobs: `sim.cost`); returns run_ids in grid order."""
+    `limits` (the engine's jobs: `sim.cost`) and warning of window-limited ones; returns run_ids
+    in grid order."""
     import os
 
     n, cores = len(grid), os.cpu_count() or 1
@@ -132,14 +162,20 @@ def _validate(grid: JobSource, limits: sim.Limits) -> list[str]:
         if errors:
             i, msg = min(errors)
             exit_usage(f"{msg} (job {i}: {' '.join(grid[i])})")  # type: ignore[index]
-        return [r for ids, _ in parts for r in ids]
-    run_ids = []
+        capped = [(cap, i, " ".join(grid[i])) for (_, part), _ in parts for cap, i in part]  # type: ignore[index]
+        _warn_window_limited(n, capped, console)
+        return [r for (ids, _), _ in parts for r in ids]
+    run_ids, capped = [], []
     for i, overrides, job in grid.jobs():
         try:
-            run_ids.append(_checked(job, limits))
+            run_id, cap = _checked(job, limits)
         except (ValueError, UsageError) as e:
             where = f" (job {i}: {' '.join(overrides)})" if overrides else ""
             exit_usage(f"{e}{where}")
+        run_ids.append(run_id)
+        if cap is not None:
+            capped.append((cap, i, " ".join(overrides)))
+    _warn_window_limited(n, capped, console)
     return run_ids
 
 
@@ -325,16 +361,19 @@ def _check_services(s: dict[str, Any], inline: bool) -> None:
         check_mlflow(tracking_uri(s["mlflow"]["tracking_uri"]))
 
 
-def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False) -> list:
+def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False, quiet: bool = False) -> list:
+    """Runs the grid: validated, then stored and logged (see the module's comment). `quiet`: no
+    progress or summary on stderr (a search that runs sweeps says what it waits for itself);
+    errors still print."""
     s = _settings(config)
-    console = Console(stderr=True, soft_wrap=True)
+    console = Console(stderr=True, soft_wrap=True, quiet=quiet)
     n = len(grid)
     if n == 0:
         exit_usage("empty grid: a sweep axis has no values")
     if n > CONFIRM_ABOVE and s.get("confirm", True):
         _confirm(grid, n, s)
     _check_services(s, inline)
-    run_ids = _validate(grid, sim.Limits(**s["limits"]))
+    run_ids = _validate(grid, sim.Limits(**s["limits"]), console)
     try:
         store = Store(s["results_dir"])
     except (OSError, ValueError, pa.ArrowException) as e:  # a URI's filesystem that cannot be opened
@@ -538,11 +577,12 @@ def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, 
         console.print(f"[yellow]mlflow: {err}")
     try:
         tracker.share_view(sweep_id)
-        runs_url, compare_url = tracker.urls()
-        console.print(
-            f"MLflow (after `mlflow ui --backend-store-uri {tracker.uri}`): runs {runs_url}\n"
-            f"  compare this sweep's runs: {compare_url}"
-        )
+        server = tracker.uri.startswith(("http://", "https://"))
+        ui = tracker.uri.rstrip("/") if server else f"http://127.0.0.1:{MLFLOW_UI_PORT}"
+        runs_url, compare_url = tracker.urls(ui)
+        # The port in the links is the one in the command that serves them.
+        how = "" if server else f" (after `mlflow ui --backend-store-uri {tracker.uri} --port {MLFLOW_UI_PORT}`)"
+        console.print(f"MLflow{how}: runs {runs_url}\n  compare this sweep's runs: {compare_url}")
     except Exception as e:  # noqa: BLE001 - the runs are stored; a missing link must not fail the sweep
         console.print(f"[yellow]mlflow: no shared view ({type(e).__name__}: {e})")
 

@@ -40,6 +40,9 @@ class ChildRun:
     """FINISHED or FAILED."""
     files: dict[str, bytes] = field(default_factory=dict)
     """Artifacts by file name."""
+    start_ms: int | None = None
+    end_ms: int | None = None
+    """When the job ran (ms since the epoch): the UI's start time and duration. None: when logged."""
 
 
 class BulkWriter:
@@ -70,8 +73,8 @@ class BulkWriter:
                     entry_point_name="",
                     user_id="unknown",
                     status=r.status,
-                    start_time=now_ms,
-                    end_time=now_ms,
+                    start_time=r.start_ms if r.start_ms is not None else now_ms,
+                    end_time=r.end_ms if r.end_ms is not None else now_ms,
                     deleted_time=None,
                     source_version="",
                     lifecycle_stage="active",

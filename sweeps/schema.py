@@ -92,8 +92,9 @@ SIM_KEYS: tuple[str, ...] = tuple(s["key"] for s in CONFIG["fields"])
 @dataclass
 class MlflowConf:
     enabled: bool = True
+    """Log every run to MLflow (a parent run per sweep, a child per job); false: Parquet only."""
     tracking_uri: Optional[str] = None
-    """Default: $MLFLOW_TRACKING_URI, else sqlite:///<project>/mlflow.db (absolute)."""
+    """Default: $MLFLOW_TRACKING_URI, else mlflow.db in the current directory, beside results/."""
     experiment: Optional[str] = None
     """Default: the preset's `name`, else hydra.job.name."""
     run_plots: bool = False
@@ -106,6 +107,7 @@ class RayConf:
     address: Optional[str] = None
     """None: an embedded local Ray; else an existing cluster ("auto", "host:6379", ...)."""
     num_cpus: Optional[int] = None
+    """CPUs of the embedded Ray; None = every core."""
     batch_size: int = 0
     """Jobs per Ray task; 0 = adaptive (aim at ~0.5 s per task)."""
     max_in_flight: int = 0
@@ -133,6 +135,7 @@ class SweepKeys:
     backend: str = "engine"
     """The simulator that runs the job: engine (ours), ns2 or ns3 (`sweeps/backends/`)."""
     results_dir: str = "results"
+    """Where runs are stored (Parquet; a path or a pyarrow filesystem URI such as s3://...)."""
     force: bool = False
     """Rerun (and replace) runs already stored."""
     confirm: bool = True
@@ -186,6 +189,9 @@ def register() -> None:
     OmegaConf.register_new_resolver("mul", lambda *xs: math.prod(xs), replace=True)
     cs = ConfigStore.instance()
     cs.store(name="config_schema", node=SweepConfig)
+    from sweeps.helptext import help_node  # it reads this module's SweepKeys
+
+    cs.store(group="hydra/help", name="buffersweep", node=help_node(), provider="buffersweep")
     for section, u in SECTIONS.items():
         for v in u["variants"]:
             cs.store(name=f"schema_{section}_{v['name']}", node=hydra_variant(u, v))

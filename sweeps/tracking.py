@@ -64,8 +64,10 @@ def column_of(key: str) -> str:
 
 
 def tracking_uri(configured: str | None) -> str:
+    """`mlflow.tracking_uri`, else $MLFLOW_TRACKING_URI, else mlflow.db in the current directory,
+    beside the default `results/` (made absolute: Ray's workers run elsewhere)."""
     uri = configured or os.environ.get("MLFLOW_TRACKING_URI")
-    return uri or f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
+    return uri or f"sqlite:///{Path.cwd().resolve() / 'mlflow.db'}"
 
 
 def _git_commit() -> str:
@@ -377,7 +379,7 @@ class Tracker:
             proc.join(timeout=30)
         self.client.set_terminated(self.parent_id, status="FAILED")
 
-    def urls(self, ui: str = "http://127.0.0.1:5000") -> tuple[str, str]:
+    def urls(self, ui: str) -> tuple[str, str]:
         """The runs table of the experiment, and a compare-runs page of this sweep's child runs
         (MLflow's UI routes: #/experiments/ID/runs and #/compare-runs?runs=[...]&experiments=[...])."""
         # 100 runs: a search loads every run it returns, whole (2 s for 1,000 runs).
@@ -390,6 +392,18 @@ class Tracker:
             f"{ui}/#/experiments/{self.experiment_id}/runs{view}",
             f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}",
         )
+
+
+def job_times_ms(row: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(start, end) of a run's job in ms since the epoch, from its row's `started_at` and
+    `job_wall_s`: MLflow's run table shows the job's real start and duration (they showed 0 ms,
+    the moment of logging, when runs were logged after they ran)."""
+    started, wall = row.get("started_at"), row.get("job_wall_s")
+    if started is None:
+        return None, None
+    # Whole ms, as the store keeps `started_at`.
+    start = int(started.timestamp() * 1000) if hasattr(started, "timestamp") else int(float(started) * 1000)
+    return start, start + round((wall or 0.0) * 1000)
 
 
 def _message(items: list[tuple]) -> tuple:
@@ -504,7 +518,10 @@ class _ChildLogger:
             "buffersweep_role": "child",
         }
         status = "FINISHED" if row["status"] == "ok" else "FAILED"
-        return ChildRun(child_name(row, self.swept)[:250], tags, self._params(row), metrics[:1000], status, files)
+        start_ms, end_ms = job_times_ms(row)
+        return ChildRun(
+            child_name(row, self.swept)[:250], tags, self._params(row), metrics[:1000], status, files, start_ms, end_ms
+        )
 
     def log_many(self, items: list[tuple]) -> list[str]:
         """Logs (row, timeseries, flows, existing MLflow id) items; returns the errors. New runs go
@@ -542,7 +559,9 @@ class _ChildLogger:
             # A failed run that succeeded now: its artifacts are this run's (the flows table).
             artifact_uri = self.client.get_run(rid).info.artifact_uri
         else:
-            run = self.client.create_run(self.experiment_id, run_name=child.name, tags=child.tags)
+            run = self.client.create_run(
+                self.experiment_id, run_name=child.name, tags=child.tags, start_time=child.start_ms
+            )
             rid = run.info.run_id
             artifact_uri = run.info.artifact_uri
             params = [Param(k, v) for k, v in child.params.items()]
@@ -551,4 +570,4 @@ class _ChildLogger:
         self.client.log_batch(rid, metrics=metrics, params=params[:100], tags=tags)
         if artifact_uri:
             write_artifacts(artifact_uri, child.files)
-        self.client.set_terminated(rid, status=child.status)
+        self.client.set_terminated(rid, status=child.status, end_time=child.end_ms)

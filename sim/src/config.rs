@@ -32,8 +32,10 @@ crate::params! {
         buffer_pkts: i64 = 100, unit "pkts", check int_in(0, MAX_PKTS);
         /// Byte-limited bottleneck buffer instead of buffer_pkts; null = packets.
         buffer_bytes: Option<i64> = None, unit "bytes", check opt(int_in(0, MAX_PKTS));
-        /// Receiver window cap.
-        wmax_pkts: i64 = 64, unit "pkts", check int_in(1, 1 << 30);
+        /// Receiver window cap: the most a flow has outstanding. The default caps nothing short of
+        /// 8 Gb/s x 100 ms for one flow, so that the network, not the receiver, limits a flow
+        /// (ns-2's window_ of 20 and ns-3's 128 KB cap utilization silently; docs/engine.md).
+        wmax_pkts: i64 = 100_000, unit "pkts", check int_in(1, 1 << 30);
         /// Per-sender access link rate; null = senders attached straight to the topology.
         access_mbps: Option<f64> = None, unit "Mb/s", check opt(rate_mbps());
         /// Buffer of each access link.

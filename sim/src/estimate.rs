@@ -55,6 +55,10 @@ pub struct Estimate {
     /// (key, packets it drives) and (key, bytes it drives).
     pub packet_drivers: Vec<(String, f64)>,
     pub memory_drivers: Vec<(String, f64)>,
+    /// When long TCP flows cross the bottleneck and the load offered there (their windows, each
+    /// a window per mean RTT, plus every other source's rate) is below its capacity: that load
+    /// over the capacity, the most utilization the windows allow (`wmax_pkts`, `tcp.sndbuf_pkts`).
+    pub window_cap_utilization: Option<f64>,
 }
 
 /// One source of traffic on a route: what it offers, in packets per second.
@@ -128,6 +132,7 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
         add(&mut est.packet_drivers, key, pkts);
     }
     let flows = net.long_flows() as f64 + bulk_flows(cfg);
+    est.window_cap_utilization = window_cap_utilization(net, &sources, &cap);
     let burst = flows * first_window(cfg);
     est.packets += burst;
     est.events += burst * EVENTS_PER_HOP;
@@ -146,6 +151,16 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     est.packet_drivers.sort_by(|a, b| b.1.total_cmp(&a.1));
     est.memory_drivers.sort_by(|a, b| b.1.total_cmp(&a.1));
     est
+}
+
+/// The load offered at the bottleneck over its capacity, when long TCP flows cross it and that is
+/// below 1 (see `Estimate::window_cap_utilization`).
+fn window_cap_utilization(net: &Network, sources: &[Source], cap: &[f64]) -> Option<f64> {
+    let b = net.bottleneck;
+    let crossing: Vec<&Source> = sources.iter().filter(|s| net.routes[s.route].links.contains(&b)).collect();
+    let long_tcp = crossing.iter().any(|s| s.tcp && s.transfer_pkts.is_none());
+    let offered = crossing.iter().map(|s| s.pkts_per_s).sum::<f64>() / cap[b];
+    (long_tcp && offered < 1.0).then_some(offered)
 }
 
 /// Long TCP flows (flat and bulk groups) crossing each topology link.

@@ -97,7 +97,8 @@ fn validate(cfg: &Bound<'_, PyAny>) -> PyResult<()> {
 }
 
 /// A run's cost from its config, before it runs (`estimate.rs`): {"packets", "events",
-/// "memory_bytes", "packet_drivers": [(key, packets)], "memory_drivers": [(key, bytes)]}.
+/// "memory_bytes", "packet_drivers": [(key, packets)], "memory_drivers": [(key, bytes)],
+/// "window_cap_utilization": float or None}.
 #[pyfunction]
 fn estimate<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let (c, net) = config_of(cfg)?;
@@ -112,6 +113,7 @@ fn estimate_dict<'py>(py: Python<'py>, c: &SimConfig, net: &Network) -> PyResult
     out.set_item("memory_bytes", e.memory_bytes)?;
     out.set_item("packet_drivers", e.packet_drivers)?;
     out.set_item("memory_drivers", e.memory_drivers)?;
+    out.set_item("window_cap_utilization", e.window_cap_utilization)?;
     Ok(out)
 }
 

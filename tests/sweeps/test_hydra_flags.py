@@ -31,7 +31,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     "args, expect",
     [
         (["--cfg", "job", "flows=3"], "flows: 3"),
-        (["--cfg", "job", "flows=3", "core_mbps=10"], "# cost (sim.estimate): about 1.6e+04 packets"),  # issue 36
+        (["--cfg", "job", "flows=3", "core_mbps=10"], "# cost (sim.estimate): about 2.1e+04 packets"),  # issue 36
         (["-c", "job", "tcp=paced"], "release: paced"),
         (["--info", "defaults"], "Defaults List"),
         (["-cn", "config", "--cfg", "job", "buffer_pkts=7"], "buffer_pkts: 7"),
@@ -93,3 +93,22 @@ def test_console_script_is_installed():
     script = os.path.join(os.path.dirname(sys.executable), "buffersweep")
     res = subprocess.run([script, "--cfg", "job", "flows=5"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert res.returncode == 0 and "flows: 5" in res.stdout, res.stderr
+
+
+def test_help_gives_every_key_its_meaning():
+    """Issue 56: `--help` listed the keys and their defaults with no meaning. Every key a job may
+    set has an entry with its meaning (a union met again refers to its first listing)."""
+    import re
+
+    from sweeps.schema import KNOWN_KEYS
+
+    res = run("--help")
+    assert res.returncode == 0, res.stderr
+    keys = res.stdout.split("== Keys ==")[1]
+    entries = dict(re.findall(r"^([a-z_][\w.=]*?)(?: \[[^\]]*\])?: (.+(?:\n    .+)*)", keys, re.M))
+    refers = {k: m[1] for k, v in entries.items() if (m := re.search(r"Its keys are those of (\S+)\s+\(above\)", v))}
+    for key in KNOWN_KEYS:
+        parent = next((p for p in refers if key.startswith(p + ".")), None)
+        listed = f"{refers[parent]}{key[len(parent):]}" if parent else key
+        assert len(entries.get(listed, "").split()) >= 2, f"{key}: no meaning in --help"
+    assert "wmax_pkts [pkts]: Receiver window cap" in keys

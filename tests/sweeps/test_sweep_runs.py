@@ -66,6 +66,12 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     parents, children = mlflow_children(tmp_path, "sweeps")
     assert (parents, len(children)) == (1, 8)
     child = children[0]
+    # Issue 56: a child run's start and duration are its job's (the UI read 0 ms: logging time).
+    by_run = {r["run_id"]: r for r in t.to_pylist()}
+    for c in children:
+        r = by_run[c.data.tags["run_id"]]
+        assert c.info.start_time == int(r["started_at"].timestamp() * 1000)
+        assert c.info.end_time - c.info.start_time == round(r["job_wall_s"] * 1000) > 0
     # Params: the swept axes and every field that differs from the engine defaults (wmax 32);
     # the whole resolved config is the config.json artifact.
     assert {"flows", "buffer_pkts", "tcp", "wmax_pkts", "duration_s"} <= set(child.data.params)
