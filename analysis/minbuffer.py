@@ -61,16 +61,7 @@ def window_limits(configs: list, target: float) -> list[str | None]:
     import sim
     from sweeps.api import JobList
 
-    out: list[str | None] = []
-    for c in configs:
-        cap = sim.estimate(JobList(c, [{}]).specs()[0].sim).window_cap_utilization
-        out.append(
-            None
-            if cap is None or cap >= target
-            else f"the windows cap utilization at about {cap:.2f} (a flow sends at most wmax_pkts a round "
-            "trip): raise wmax_pkts"
-        )
-    return out
+    return [sim.estimate(JobList(c, [{}]).specs()[0].sim).window_warning(below=target) for c in configs]
 
 
 def main(args: list[str]) -> int:

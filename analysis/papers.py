@@ -1,4 +1,4 @@
-"""Numbers published in the papers (../shared/seeds), for reports to set beside ours."""
+"""Numbers published in the papers (docs/reproductions.md, "Papers"), for reports to set beside ours."""
 
 # Dick (2005), 45 Mb/s, RTT about 100 ms: (flows, x RTT*C/sqrt(N)) -> (buffer pkts, Reno, NewReno)
 DICK_TABLE: dict[tuple[int, float], tuple[int, float, float]] = {

@@ -66,11 +66,14 @@ class Estimate:
         )
 
     def window_warning(self, below: float = WINDOW_WARNING_BELOW) -> str | None:
-        """One line when the windows cap utilization below `below`; None otherwise."""
+        """What to say when the windows cap utilization below `below`; None otherwise."""
         u = self.window_cap_utilization
         if u is None or u >= below:
             return None
-        return f"the windows cap utilization at about {u:.2f} (each flow sends at most wmax_pkts an RTT): raise wmax_pkts"
+        return (
+            f"the windows cap utilization at about {u:.2f} (a flow sends at most wmax_pkts a round trip): "
+            "raise wmax_pkts"
+        )
 
 
 def estimate(config: SimConfig | None = None, /, **fields: Any) -> Estimate:
@@ -82,7 +85,7 @@ def estimate(config: SimConfig | None = None, /, **fields: Any) -> Estimate:
         packets=e["packets"],
         events=e["events"],
         peak_memory_mb=BASE_RSS_MB + e["memory_bytes"] / 2**20,
-        wall_s=e["events"] / ENGINE_EVENTS_PER_S,
+        wall_s=e["work"] / ENGINE_EVENTS_PER_S,
         packet_drivers=[tuple(d) for d in e["packet_drivers"]],
         memory_drivers=[tuple(d) for d in e["memory_drivers"]],
         window_cap_utilization=e["window_cap_utilization"],

@@ -26,9 +26,42 @@ SLACK_S = 2.0
 """Wall time a finished run may take beyond 3x its estimate: the fork, the tables, a busy core."""
 
 
+MIX_GROUPS = [p["name"] for p in sim.schema.unions()["tcp"]["presets"] if p["name"] not in ("paced", "poisson")]
+"""Every sender preset but the two releases of NewReno: every window law, each with its recovery."""
+
+
+def _extreme(cfg: dict[str, Any], rng: random.Random, kind: str) -> str:
+    """Issue 56's extremes, where the estimate had been far off: a million flows at 100 Gb/s,
+    open-loop load far above the link, thousands of paced BBR flows, the longest parking lot
+    (and one past the limit), a mix of every law."""
+    if kind == "mega":
+        cfg.update(flows=rng.choice([100_000, 1_000_000]), core_mbps=rng.choice([1e4, 1e5]), wmax_pkts=100_000)
+        return "flows"
+    if kind == "flood":
+        key = rng.choice(["cbr_mbps", "poisson_mbps"])
+        cfg[key] = rng.choice([1e3, 1e4, 1e5, 1e6])
+        return key
+    if kind == "bbr_many":
+        cfg.update(tcp="bbr", flows=rng.choice([1000, 2000, 5000]), core_mbps=rng.choice([10.0, 100.0, 1000.0]))
+        return "flows"
+    if kind == "lot":
+        n = rng.choice([16, 250, 1000])
+        links = [{"delay_ms": 0.1} for _ in range(n)]
+        routes = [{"links": list(range(n)), "flows": 2}] + [{"links": [i], "flows": 1} for i in range(n)]
+        cfg["topology"] = {"name": "parking_lot", "links": links, "routes": routes}
+        return "topology.links"
+    each = rng.choice([1, 10])
+    cfg.update(flows=each * len(MIX_GROUPS), tcp={"cc": "newreno", "ecn": True})  # ECN: for DCTCP's group
+    cfg["tcp_mix"] = "+".join(f"{name}:{each}" for name in MIX_GROUPS)
+    return "tcp_mix"
+
+
 def _hostile(cfg: dict[str, Any], rng: random.Random) -> str:
     """Makes cfg hostile in one way; returns the key it is about."""
-    kind = rng.choice(["window", "load", "udp", "tiny_pkts", "flows", "long", "short", "trace", "samples"])
+    extremes = ["mega", "flood", "bbr_many", "lot", "mix"]
+    kind = rng.choice(["window", "load", "udp", "tiny_pkts", "flows", "long", "short", "trace", "samples", *extremes])
+    if kind in extremes:
+        return _extreme(cfg, rng, kind)
     if kind == "window":
         cfg["wmax_pkts"] = rng.choice([2**20, 2**30])
         cfg["tcp"] = {"cc": rng.choice(["newreno", "cubic", "bbr"]), "init_cwnd_pkts": rng.choice([1e4, 1e6, 1e9])}
@@ -40,7 +73,8 @@ def _hostile(cfg: dict[str, Any], rng: random.Random) -> str:
         cfg[key] = rng.choice([1e2, 1e4, 1e6, 1e7])
         return key
     if kind == "udp":
-        cfg["traffic"] = [{"kind": "udp", "flows": rng.choice([10, 1000]), "rate_mbps": rng.choice([1.0, 1e2, 1e4])}]
+        flows, rate = rng.choice([10, 1000, 10_000]), rng.choice([1.0, 1e2, 1e4])
+        cfg["traffic"] = [{"kind": "udp", "flows": flows, "rate_mbps": rate}]
         return "traffic.0.rate_mbps"
     if kind == "tiny_pkts":
         cfg.update(pkt_bytes=41, core_mbps=rng.choice([1e3, 1e4, 1e5]), wmax_pkts=rng.choice([64, 10_000]))

@@ -4,7 +4,18 @@ before any job starts and before anything is written."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import NoReturn
+
+
+def python_cmd() -> str:
+    """This interpreter as a command to copy: `.venv/bin/python` from the project's directory, its
+    full path elsewhere (a bare `python` may lack the packages, as outside the venv it does)."""
+    exe = Path(sys.executable)
+    try:
+        return str(exe.relative_to(Path.cwd()))
+    except ValueError:
+        return str(exe)
 
 
 class UsageError(ValueError):

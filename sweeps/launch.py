@@ -31,7 +31,7 @@ from sim.result import config_row
 from sweeps.backends import DEFAULT as DEFAULT_BACKEND
 from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.drive import drive
-from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure, exit_usage
+from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure, exit_usage, python_cmd
 from sweeps.reaper import watch_driver
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
@@ -95,17 +95,18 @@ PARALLEL_VALIDATION_MIN_JOBS = 20_000
 _FORKED: Any = None  # (grid, limits), inherited by the validating processes
 
 
-def _checked(job: dict[str, Any], limits: sim.Limits) -> tuple[str, float | None]:
-    """The job's run_id, and the utilization its windows cap it at if they do (`sim.cost`)."""
+def _checked(job: dict[str, Any], limits: sim.Limits) -> tuple[str, tuple[float, str] | None]:
+    """The job's run_id, and if its windows cap its utilization, (the cap, what to say)."""
     spec = build_spec(job)
     if spec.params["backend"] != DEFAULT_BACKEND:
         return spec.run_id, None
     est = sim.cost.check(spec.sim, limits)
-    return spec.run_id, est.window_cap_utilization if est.window_warning() else None
+    warning = est.window_warning()
+    return spec.run_id, None if warning is None else (est.window_cap_utilization, warning)
 
 
-Checked = tuple[list[str], list[tuple[float, int]]]
-"""run_ids in grid order, and (window cap, job) of the window-limited jobs."""
+Checked = tuple[list[str], list[tuple[float, str, int]]]
+"""run_ids in grid order, and (window cap, what to say, job) of the window-limited jobs."""
 
 
 def _validate_slice(start: int, stop: int) -> tuple[Checked, tuple[int, str] | None]:
@@ -119,25 +120,20 @@ def _validate_slice(start: int, stop: int) -> tuple[Checked, tuple[int, str] | N
             return (run_ids, capped), (i, str(e))
         run_ids.append(run_id)
         if cap is not None:
-            capped.append((cap, i))
+            capped.append((*cap, i))
     return (run_ids, capped), None
 
 
-def _warn_window_limited(n: int, capped: list[tuple[float, int, str]], console: Console) -> None:
+def _warn_window_limited(n: int, capped: list[tuple[float, str, int, str]], console: Console) -> None:
     """One line before any job runs when windows cap some of the n jobs' utilization (issue 56:
     200 CUBIC flows at 1 Gb/s read 0.64 in every run with a 32-packet window, and nothing said
-    why); `capped` holds (cap, job, its overrides)."""
+    why); `capped` holds (cap, what to say, job, its overrides), the lowest cap said."""
     if not capped:
         return
-    cap, i, overrides = min(capped)
+    _, warning, i, overrides = min(capped)
     where = f" (job {i}: {overrides})" if n > 1 else ""
-    some = f"{len(capped)} of {n} jobs: " if n > 1 else ""
-    console.print(
-        f"warning: {some}the windows cap utilization at about {cap:.2f}{where}; each flow sends at most "
-        "wmax_pkts a round trip: raise wmax_pkts",
-        markup=False,
-        highlight=False,
-    )
+    some = f"{len(capped)} of {n} jobs{where}: " if n > 1 else ""
+    console.print(f"warning: {some}{warning}", markup=False, highlight=False)
 
 
 def _validate(grid: JobSource, limits: sim.Limits, console: Console) -> list[str]:
@@ -162,7 +158,7 @@ def _validate(grid: JobSource, limits: sim.Limits, console: Console) -> list[str
         if errors:
             i, msg = min(errors)
             exit_usage(f"{msg} (job {i}: {' '.join(grid[i])})")  # type: ignore[index]
-        capped = [(cap, i, " ".join(grid[i])) for (_, part), _ in parts for cap, i in part]  # type: ignore[index]
+        capped = [(*c, " ".join(grid[c[2]])) for (_, part), _ in parts for c in part]  # type: ignore[index]
         _warn_window_limited(n, capped, console)
         return [r for (ids, _), _ in parts for r in ids]
     run_ids, capped = [], []
@@ -174,7 +170,7 @@ def _validate(grid: JobSource, limits: sim.Limits, console: Console) -> list[str
             exit_usage(f"{e}{where}")
         run_ids.append(run_id)
         if cap is not None:
-            capped.append((cap, i, " ".join(overrides)))
+            capped.append((*cap, i, " ".join(overrides)))
     _warn_window_limited(n, capped, console)
     return run_ids
 
@@ -722,4 +718,4 @@ def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, inte
             console.print(f"  failed: {point or r['overrides']}: {r['error']}")
     if counts.total == 1 and counts.ok + counts.cached == 1:
         _one_run_table(console, store, sweep_id)
-    console.print(f'results: {store.root}  (python -m analysis sql "SELECT ... FROM runs")')
+    console.print(f'results: {store.root}  ({python_cmd()} -m analysis sql "SELECT ... FROM runs")')

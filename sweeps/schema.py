@@ -23,7 +23,7 @@ from sim.config import variant_class_name
 from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 from sweeps import backends
 from sweeps.backends.base import CONTRACT_VERSION
-from sweeps.errors import UsageError
+from sweeps.errors import UsageError, python_cmd
 
 
 def _hydra_type(desc: dict[str, Any]) -> Any:
@@ -285,7 +285,8 @@ def unknown_key(key: str) -> ValueError:
         return ValueError(f"{key}: retired; use {RETIRED[key]}")
     close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    return ValueError(f"{key}: unknown key{hint}; see `python -m sweeps --help` and `python -m analysis schema`")
+    py = python_cmd()
+    return ValueError(f"{key}: unknown key{hint}; see `{py} -m sweeps --help` and `{py} -m analysis schema`")
 
 
 def convert(key: str, value: Any) -> Any:

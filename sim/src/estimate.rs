@@ -16,6 +16,20 @@ const EVENTS_PER_HOP: f64 = 2.0;
 const EVENTS_PER_ACK: f64 = 0.5;
 const EVENTS_PER_ACCESS_HOP: f64 = 1.0;
 const EVENTS_PER_PACED: f64 = 1.0;
+/// A TCP packet's engine time beyond Reno's, per part of its sender. Callgrind counts, per
+/// bottleneck packet on Dick's scenario against Reno (docs/performance.md): SACK 1.19x, RACK-TLP
+/// 1.53x, CUBIC 1.33x, RFC 9438 CUBIC with SACK 1.48x, BBR with RACK-TLP 3.04x. Taken at half or
+/// less: ENGINE_EVENTS_PER_S (3 M) is Reno's speed under load, a quiet core runs it at 5-9 M,
+/// and BBR's events ran at 3.1 M a second (16 flows on 1 Gb/s): the whole ratios put BBR's
+/// estimate at 4x its time.
+const SACK_COST: f64 = 0.1;
+const RACK_COST: f64 = 0.15;
+const LAW_COST: f64 = 0.15;
+const RATE_SAMPLER_COST: f64 = 0.3;
+/// An open-loop packet dropped as it arrives at a full link: one event, and a cheap one (45-75 ns
+/// measured against 330 ns for an event at ENGINE_EVENTS_PER_S: CBR, Poisson and UDP into a
+/// link a thousand times slower than their rate).
+const DROPPED_ARRIVAL_WORK: f64 = 0.2;
 /// Events' worth of time (at ENGINE_EVENTS_PER_S, 3 M a second) beyond the packets: a long flow's
 /// set-up and its row of the flows table (17 us measured at 100,000 flows), a TCP transfer (its
 /// arrival, connection and timers: 3.5 us measured for 1-packet transfers), an output row (a
@@ -34,11 +48,19 @@ const U0: f64 = 0.05;
 /// TCP-LP yields to the queueing delay it measures, even to itself: ten LP flows alone on ABS
 /// Fig. 1's 100 Mb/s dumbbell held 25-47% of it (0.32 from 256 to 2,048 packets of buffer).
 const LP_SHARE: f64 = 0.4;
-/// Bytes per TCP flow (sender, receiver, counters, and its row of the flows table as the engine's
-/// row, Python objects and Arrow: 850-920 B measured at 20,000 and 50,000 flows), per packet in
-/// the network (the packet and its records at the sender), per time-series row, per trace row
-/// (240 B measured), per topology link.
-const BYTES_PER_FLOW: f64 = 900.0;
+/// Bytes per long TCP flow of Reno (sender, receiver, return path, meters and its row of the
+/// flows table: 1,003 B measured at 200,000 flows, 856 at a million), and what more a flow
+/// holds: a SACK scoreboard (220 measured), RACK's send times and marks beyond it (450), a boxed
+/// window law (200), timestamps and their delay link (200), the rate sampler (700), an access
+/// link (490). Then per packet in the network (the packet and its records at the sender), per
+/// time-series row, per trace row (240 B measured), per topology link.
+const BYTES_PER_FLOW: f64 = 1000.0;
+const SACK_BYTES: f64 = 220.0;
+const RACK_BYTES: f64 = 450.0;
+const LAW_BOX_BYTES: f64 = 200.0;
+const STAMPS_BYTES: f64 = 200.0;
+const RATE_SAMPLER_BYTES: f64 = 700.0;
+const ACCESS_LINK_BYTES: f64 = 490.0;
 const BYTES_PER_PKT: f64 = 200.0;
 const BYTES_PER_ROW: f64 = 600.0;
 const BYTES_PER_TRACE_ROW: f64 = 250.0;
@@ -52,6 +74,10 @@ pub struct Estimate {
     pub events: f64,
     /// The engine's peak memory, its output tables included (the interpreter not).
     pub memory_bytes: f64,
+    /// The engine's time, as events' worth at the speed of an average one: `events` with a
+    /// dropped open-loop arrival counted DROPPED_ARRIVAL_WORK and a TCP packet by its sender's
+    /// cost (`FlowCost::per_pkt`).
+    pub work: f64,
     /// (key, packets it drives) and (key, bytes it drives).
     pub packet_drivers: Vec<(String, f64)>,
     pub memory_drivers: Vec<(String, f64)>,
@@ -94,6 +120,7 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     let share: Vec<f64> = (0..cap.len())
         .map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s).min(if lp { LP_SHARE } else { 1.0 }))
         .collect();
+    let tcp_cost = tcp_flow_cost(cfg);
     for s in &sources {
         let links = &net.routes[s.route].links;
         let squeeze =
@@ -104,11 +131,11 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
             s.pkts_per_s
         };
         // An open-loop source's packets all reach its first link; each later one sees at most
-        // what the link before it carried.
-        let mut through = rate;
-        let mut pkts = 0.0;
+        // what the link before it carried, and what a link cannot carry it drops as it arrives.
+        let (mut through, mut pkts, mut dropped) = (rate, 0.0, 0.0);
         for &l in links {
             pkts += through * duration;
+            dropped += (through - cap[l]).max(0.0) * duration;
             through = through.min(cap[l]);
         }
         est.packets += pkts;
@@ -117,14 +144,18 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
         let acks = if s.tcp { through * duration * EVENTS_PER_ACK } else { 0.0 };
         let access = if s.tcp && cfg.access_mbps.is_some() { through * duration * EVENTS_PER_ACCESS_HOP } else { 0.0 };
         let paced = if s.tcp && paced(cfg) { through * duration * EVENTS_PER_PACED } else { 0.0 };
-        est.events += pkts * EVENTS_PER_HOP + acks + access + paced;
+        let carried = (pkts - dropped) * EVENTS_PER_HOP + acks + access + paced;
+        est.events += carried + dropped;
+        est.work += carried * if s.tcp { tcp_cost.per_pkt } else { 1.0 } + dropped * DROPPED_ARRIVAL_WORK;
         if let Some(size) = s.transfer_pkts {
             // Every transfer starts; those beyond what the links serve send their first window
             // (dropped) and stay open, their timers backing off, to the end.
             let (arriving, served) = (s.pkts_per_s / size, rate / size);
             let first = (arriving - served) * duration * size.min(first_window(cfg));
             est.packets += first;
-            est.events += arriving * duration * EVENTS_PER_TRANSFER + first * EVENTS_PER_HOP;
+            let events = arriving * duration * EVENTS_PER_TRANSFER + first * EVENTS_PER_HOP;
+            est.events += events;
+            est.work += events;
             let open = ((arriving - served) * duration + served * 2.0 * rtt_s).min(arriving * duration);
             waiting.push((s.key.clone(), open));
             add(&mut est.packet_drivers, &s.key, first);
@@ -136,21 +167,71 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     let burst = flows * first_window(cfg);
     est.packets += burst;
     est.events += burst * EVENTS_PER_HOP;
+    est.work += burst * EVENTS_PER_HOP * tcp_cost.per_pkt;
     add(&mut est.packet_drivers, "tcp.init_cwnd_pkts", burst);
     let rows = samples(cfg, net) + (cfg.trace_max_events as f64).min(est.events);
     let intervals = (cfg.duration_s / cfg.sample_interval_s).ceil();
     // A sample visits every connection, and those transfers left open pile up through the run.
     let open: f64 = waiting.iter().map(|(_, n)| n).sum();
     let sampled = intervals * (flows + open / 2.0) * EVENTS_PER_SAMPLED_FLOW;
-    est.events += rows * EVENTS_PER_ROW + flows * EVENTS_PER_FLOW + sampled;
-    memory(cfg, net, &cap, rtt_s, flows, burst, &mut est);
+    let fixed = rows * EVENTS_PER_ROW + flows * EVENTS_PER_FLOW + sampled;
+    est.events += fixed;
+    est.work += fixed;
+    memory(cfg, net, &cap, rtt_s, (flows, tcp_cost.bytes), burst, &mut est);
     for (key, open) in waiting {
-        est.memory_bytes += open * BYTES_PER_FLOW;
-        add(&mut est.memory_drivers, &key, open * BYTES_PER_FLOW);
+        est.memory_bytes += open * tcp_cost.bytes;
+        add(&mut est.memory_drivers, &key, open * tcp_cost.bytes);
     }
     est.packet_drivers.sort_by(|a, b| b.1.total_cmp(&a.1));
     est.memory_drivers.sort_by(|a, b| b.1.total_cmp(&a.1));
     est
+}
+
+/// What a TCP flow costs: the bytes it holds and its packets' engine time relative to Reno's.
+struct FlowCost {
+    bytes: f64,
+    per_pkt: f64,
+}
+
+/// The cost of a flow of `t`, from what its components keep and do (their own flags).
+fn flow_cost(t: &crate::tcp::TcpConfig, access: bool) -> FlowCost {
+    use crate::tcp::{Recovery, WindowLaw};
+    let (law, recovery) = ((t.law_factory())(), t.make_recovery());
+    let sack = recovery.uses_sack();
+    let rack = recovery.wants_send_times();
+    let boxed = !matches!(t.0.variant, "newreno" | "highspeed" | "scalable" | "dctcp");
+    let (stamps, rate) = (law.wants_timestamps(), law.wants_rate_samples());
+    let has = |on: bool, v: f64| if on { v } else { 0.0 };
+    FlowCost {
+        bytes: BYTES_PER_FLOW
+            + has(sack, SACK_BYTES)
+            + has(rack, RACK_BYTES)
+            + has(boxed, LAW_BOX_BYTES)
+            + has(stamps, STAMPS_BYTES)
+            + has(rate, RATE_SAMPLER_BYTES)
+            + has(access, ACCESS_LINK_BYTES),
+        per_pkt: 1.0
+            + has(sack, SACK_COST)
+            + has(rack, RACK_COST)
+            + has(t.0.variant != "newreno", LAW_COST)
+            + has(rate, RATE_SAMPLER_COST),
+    }
+}
+
+/// The cost of the run's long flows: the `tcp` section's, or its mix's groups' weighted by flows.
+fn tcp_flow_cost(cfg: &SimConfig) -> FlowCost {
+    let access = cfg.access_mbps.is_some();
+    let Some(groups) = cfg.tcp_mix.as_deref().and_then(|m| crate::tcp::mix::parse(m).ok()) else {
+        return flow_cost(&cfg.tcp, access);
+    };
+    let total: f64 = groups.iter().map(|g| g.flows as f64).sum::<f64>().max(1.0);
+    let mut out = FlowCost { bytes: 0.0, per_pkt: 0.0 };
+    for g in &groups {
+        let c = cfg.tcp.group(&g.name).map_or_else(|_| flow_cost(&cfg.tcp, access), |t| flow_cost(&t, access));
+        out.bytes += c.bytes * g.flows as f64 / total;
+        out.per_pkt += c.per_pkt * g.flows as f64 / total;
+    }
+    out
 }
 
 /// The load offered at the bottleneck over its capacity, when long TCP flows cross it and that is
@@ -181,7 +262,8 @@ fn tcp_flows_on_links(cfg: &SimConfig, net: &Network) -> Vec<f64> {
 /// buffer below BDP / sqrt(N); an AQM or a buffer policy is taken to keep it busy.
 fn utilization(cfg: &SimConfig, net: &Network, l: usize, flows: f64, rtt_s: f64) -> f64 {
     let link = &net.links[l];
-    if link.policy.0 .0.variant != "fixed" || link.queue.0.name() != "droptail" || flows < 1.0 {
+    let loss_based = !cfg.tcp.0.variant.starts_with("bbr"); // BBR paces at the rate it measures
+    if link.policy.0 .0.variant != "fixed" || link.queue.0.name() != "droptail" || flows < 1.0 || !loss_based {
         return 1.0;
     }
     let buffer = match link.limit {
@@ -199,12 +281,13 @@ fn utilization(cfg: &SimConfig, net: &Network, l: usize, flows: f64, rtt_s: f64)
         // 8%), where one Reno flow of 32 packets into 1 packet got a twentieth of its window.
         return 1.0;
     }
-    (U0 + (1.0 - U0) * (buffer * flows.sqrt() / bdp.max(1.0)).sqrt()).min(1.0)
+    (U0 + (1.0 - U0) * (buffer * flows / bdp.max(1.0)).sqrt()).min(1.0)
 }
 
 /// Memory: state per flow and link, the packets that can be in the network (in flight on every
 /// route, in every buffer, and a first window that overshoots both), and the output tables.
-fn memory(cfg: &SimConfig, net: &Network, cap: &[f64], rtt_s: f64, flows: f64, burst: f64, est: &mut Estimate) {
+fn memory(cfg: &SimConfig, net: &Network, cap: &[f64], rtt_s: f64, flows: (f64, f64), burst: f64, est: &mut Estimate) {
+    let (flows, bytes_per_flow) = flows;
     let bdp: f64 =
         net.routes.iter().map(|r| r.links.iter().map(|&l| cap[l]).fold(f64::INFINITY, f64::min)).sum::<f64>() * rtt_s;
     let buffers: f64 = net
@@ -226,7 +309,7 @@ fn memory(cfg: &SimConfig, net: &Network, cap: &[f64], rtt_s: f64, flows: f64, b
     let in_flight = tcp + if open_loop { buffers } else { 0.0 };
     let samples = samples(cfg, net);
     let parts = [
-        ("flows", flows * BYTES_PER_FLOW),
+        ("flows", flows * bytes_per_flow),
         (if burst >= bdp + buffers { "tcp.init_cwnd_pkts" } else { "core_mbps" }, in_flight * BYTES_PER_PKT),
         ("sample_interval_s", samples * BYTES_PER_ROW),
         ("trace_max_events", (cfg.trace_max_events as f64).min(est.events) * BYTES_PER_TRACE_ROW),

@@ -171,7 +171,9 @@ crate::table! {
         /// Time the bottleneck spent transmitting / measured time (a transmission straddling the
         /// end of warm-up counts for its part inside).
         utilization: f64, unit "1";
-        /// New in-order data delivered to the long flows' receivers.
+        /// New in-order data delivered to the long flows' receivers, as an application reads it:
+        /// data held out of order at warm-up's end counts when delivered, so a short window's
+        /// goodput can exceed the link (docs/engine.md, `world/finish.rs`); utilization cannot.
         goodput_mbps: f64, unit "Mb/s";
         /// (Sum over long flows crossing the bottleneck of wmax / RTT, plus the short-flow,
         /// open-loop, pareto and udp rates crossing it; not http) / the bottleneck's capacity.

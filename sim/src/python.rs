@@ -96,7 +96,7 @@ fn validate(cfg: &Bound<'_, PyAny>) -> PyResult<()> {
     config_of(cfg).map(|_| ())
 }
 
-/// A run's cost from its config, before it runs (`estimate.rs`): {"packets", "events",
+/// A run's cost from its config, before it runs (`estimate.rs`): {"packets", "events", "work",
 /// "memory_bytes", "packet_drivers": [(key, packets)], "memory_drivers": [(key, bytes)],
 /// "window_cap_utilization": float or None}.
 #[pyfunction]
@@ -110,6 +110,7 @@ fn estimate_dict<'py>(py: Python<'py>, c: &SimConfig, net: &Network) -> PyResult
     let out = PyDict::new(py);
     out.set_item("packets", e.packets)?;
     out.set_item("events", e.events)?;
+    out.set_item("work", e.work)?;
     out.set_item("memory_bytes", e.memory_bytes)?;
     out.set_item("packet_drivers", e.packet_drivers)?;
     out.set_item("memory_drivers", e.memory_drivers)?;

@@ -3,7 +3,7 @@ about 1.5 min to build and 700 MB), driven in-process through its cppyy bindings
 
 The scenario is C++ (`ns3_dumbbell.cc`, compiled once per process with `cppyy.cppdef`): with it,
 no Python runs inside `Simulator::Run()`. ns-3 costs a process about 9-16 s to import and set up
-(../shared/notes/ns3.md), so a process keeps it loaded (`_scenario`) and runs many configs, with
+(measured; docs/performance.md, "Backends"), so a process keeps it loaded (`_scenario`) and runs many configs, with
 `Simulator::Destroy()` between them; Ray reuses its worker processes across tasks, so every job
 after a worker's first pays nothing of it.
 

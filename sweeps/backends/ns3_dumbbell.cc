@@ -1,7 +1,7 @@
 // buffersweep's dumbbell in ns-3 (3.44, PyPI `ns3`), for the ns3 backend (sweeps/backends/ns3.py),
 // which compiles this file once per process with cppyy and calls bsw::Run once per run. No Python
 // runs inside Simulator::Run(): every trace sink is here (a Python callback per packet would be
-// about 100x slower; ../shared/notes/ns3.md).
+// about 100x slower, as measured; docs/performance.md, "Backends").
 //
 // The scenario mirrors ns2_dumbbell.tcl: N senders, each on its own access link that carries the
 // flow's whole two-way propagation delay (rtt/2 each way), into router r0; a zero-delay DropTail

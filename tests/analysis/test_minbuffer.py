@@ -40,7 +40,8 @@ def test_min_buffer_bisects_each_point_and_stores_its_probes(tmp_path):
         cwd=tmp_path,
     )
     assert res.returncode == 0, res.stderr[-3000:]
-    found = {int(n): int(b) for n, b in re.findall(r"│\s+(\d+) │\s+(\d+) │\s+25 │", res.stdout)}
+    # flows, min buffer, x BDP, utilization, BDP (25 packets)
+    found = {int(n): int(b) for n, b in re.findall(r"│\s+(\d+) │\s+(\d+) │[^│]+│[^│]+│\s+25 │", res.stdout)}
     assert set(found) == {2, 8}, res.stdout
     con = analysis.db.connect(results)
     for flows, b in found.items():
@@ -67,3 +68,22 @@ def test_bad_input_is_one_line(tmp_path, args, words):
     res = cli(*args, cwd=tmp_path)
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert res.returncode == 2 and len(lines) == 1 and all(w in lines[0] for w in words), res.stderr[-2000:]
+
+
+def test_one_point_and_unreachable_targets_are_answered(tmp_path):
+    """Issue 56: min-buffer refused a single point, and doubled an unreachable target's buffer 27
+    times into a traceback. One SACK flow behind CoDel (10 Mb/s, 50 ms) holds about 0.83 at any
+    buffer: the search stops when doubling the buffer gains nothing, and says so."""
+    results = tmp_path / "results"
+    common = [f"results_dir={results}", "mlflow.enabled=false", "duration_s=20", "warmup_s=5"]
+    res = cli("target=0.95", "tcp=sack", "queue=codel", "flows=1", "core_mbps=10", "rtt_ms=50", *common, cwd=tmp_path)
+    assert res.returncode == 1, res.stderr[-3000:]
+    assert "Traceback" not in res.stderr
+    assert re.search(r"unreachable: utilization 0\.8\d+ at 127 packets and 0\.8\d+ at 63: more buffer", res.stdout)
+    assert res.stdout.count("│") >= 6 and "round" not in res.stdout, "one table on stdout, progress on stderr"
+    # Windows that cap utilization below the target: said before any probe, none stored.
+    res = cli("target=0.9", "flows=2", "wmax_pkts=4", "core_mbps=10", "rtt_ms=100", *common, cwd=tmp_path)
+    assert res.returncode == 1, res.stderr[-3000:]
+    assert "unreachable: the windows cap utilization at about 0.06" in res.stdout, res.stdout
+    runs = analysis.db.connect(results).execute("SELECT count(*) FROM runs WHERE wmax_pkts = 4").fetchone()[0]
+    assert runs == 0

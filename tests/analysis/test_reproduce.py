@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import pytest
 from mlflow.tracking import MlflowClient
 
+import sim
 from analysis import rules
 from analysis.reproduce import REPRODUCTIONS, reproduce, write_report
 from analysis.reproductions.abs import abs_fig1
@@ -25,6 +26,7 @@ from analysis.reproductions.stanford import (
     fig12_overrides,
     profile_min_buffers,
 )
+from tests.conftest import ENGINE_FASTER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,6 +219,11 @@ def test_a_stopped_reproduction_stops_its_sweep(tmp_path):
     import signal
     import time
 
+    # The premise: red_tuning's 96 jobs keep its sweep running well past the 1 s waited below.
+    from sweeps.api import JobList, compose_config
+
+    job = JobList(compose_config(["+experiment=red_tuning"]), [{}]).specs()[0].sim
+    assert sim.estimate(job).wall_s * 96 / 2 >= ENGINE_FASTER * 2 * 1
     cmd = [sys.executable, "-m", "analysis", "reproduce", "red_tuning", "--results", str(tmp_path / "r")]
     proc = subprocess.Popen([*cmd, "--reports", str(tmp_path / "reports")], cwd=ROOT)
     try:
@@ -224,7 +231,7 @@ def test_a_stopped_reproduction_stops_its_sweep(tmp_path):
         while not (sweep := _children(proc.pid)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert sweep, "the reproduction started no sweep"
-        time.sleep(3)  # the sweep is under way
+        time.sleep(1)  # the sweep is under way
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 143
         assert not Path(f"/proc/{sweep[0]}").exists(), "the sweep outlived the reproduction"

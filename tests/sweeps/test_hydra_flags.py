@@ -109,6 +109,6 @@ def test_help_gives_every_key_its_meaning():
     refers = {k: m[1] for k, v in entries.items() if (m := re.search(r"Its keys are those of (\S+)\s+\(above\)", v))}
     for key in KNOWN_KEYS:
         parent = next((p for p in refers if key.startswith(p + ".")), None)
-        listed = f"{refers[parent]}{key[len(parent):]}" if parent else key
+        listed = f"{refers[parent]}{key[len(parent) :]}" if parent else key
         assert len(entries.get(listed, "").split()) >= 2, f"{key}: no meaning in --help"
     assert "wmax_pkts [pkts]: Receiver window cap" in keys

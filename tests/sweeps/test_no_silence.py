@@ -104,3 +104,36 @@ def test_a_big_grid_on_a_terminal_asks_first(tmp_path):
     # before asking would take minutes.
     assert asked_after < 15, f"asked after {asked_after:.1f} s"
     assert not (tmp_path / "results").exists()
+
+
+def test_a_window_limited_run_says_so_before_it_runs(tmp_path):
+    """Issue 56: 200 CUBIC flows at 1 Gb/s read utilization 0.64 in every run, held by a 32-packet
+    window, and nothing said why. The sweep says it in one line before the first job."""
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sweeps",
+            "tcp=cubic",
+            "flows=200",
+            "core_mbps=1000",
+            "rtt_ms=80",
+            "wmax_pkts=32",
+            "duration_s=1",
+            "warmup_s=0.5",
+            "start_window_s=0.1",
+            "mlflow.enabled=false",
+            f"results_dir={tmp_path / 'results'}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), RAY_AUTH_MODE="disabled"),
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = res.stderr.splitlines()
+    warn = [i for i, ln in enumerate(lines) if ln.startswith("warning: the windows cap utilization at about 0.64")]
+    start = [i for i, ln in enumerate(lines) if ln.startswith("sweep ")]
+    assert warn and start and warn[0] < start[0], res.stderr
+    assert "raise wmax_pkts" in lines[warn[0]]

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sweeps.tracking import INLINE_LOGGING_MAX_JOBS, LOGGER_PROCESSES
-from tests.conftest import ROOT
+from tests.conftest import ROOT, assert_lasts
 from tests.sweeps.helpers import mlflow_children, runs, sweep
 
 GRID = ["-m", "tcp=reno,paced", "flows=10,40", "buffer_pkts=5,20", "wmax_pkts=32", "core_mbps=100", "duration_s=20"]
@@ -150,12 +150,15 @@ def test_dead_worker_is_retried_and_marked(tmp_path, ray_head):
 
 
 def test_killed_driver_resumes_without_duplicates(tmp_path, ray_head):
+    # The premise: a job lasts over 0.5 s, so that 2 cores have done under 8 of the 24 by the
+    # first flush, 2 s after the first result.
+    assert_lasts(0.5, flows=20, core_mbps=100, duration_s=400, warmup_s=5)
     grid = [
         "-m",
         "seed=range(1,25)",
         "flows=20",
         "core_mbps=100",
-        "duration_s=400",  # ~0.5 s a job: the 2-s flush lands while most jobs are still to run
+        "duration_s=400",
         "warmup_s=5",
         "ray.batch_size=1",
         "mlflow.enabled=false",
@@ -197,8 +200,12 @@ def test_a_killed_driver_leaves_no_process_behind(tmp_path):
     """Audit D6: kill -9 of the driver left its MLflow logger processes, the resource tracker and
     Ray's agents running. With an embedded Ray, every process the driver started must end."""
     # More jobs than a driver thread logs (INLINE_LOGGING_MAX_JOBS), so that logger processes start.
-    seeds = f"seed=range(1,{INLINE_LOGGING_MAX_JOBS + 10})"
-    grid = ["-m", seeds, "flows=20", "core_mbps=100", "duration_s=60", "warmup_s=5", "ray.batch_size=1"]
+    jobs = INLINE_LOGGING_MAX_JOBS + 9
+    # The premise: the sweep outlasts the wait for its loggers and workers (seconds): its jobs take
+    # 30 s of 2 cores at least.
+    assert_lasts(30 * 2 / jobs, flows=20, core_mbps=100, duration_s=600, warmup_s=5)
+    grid = ["-m", f"seed=range(1,{jobs + 1})", "flows=20", "core_mbps=100", "duration_s=600", "warmup_s=5"]
+    grid.append("ray.batch_size=1")
     cmd = [
         sys.executable,
         "-m",

@@ -3,6 +3,11 @@
 //! delivery-rate estimator's records. A hand-written ring because the window, not a fixed
 //! capacity, bounds what must be kept. Details: docs/tcp.md, `tcp/seq_ring.rs`.
 
+/// A ring's first size: grown (to four times the span outstanding) as the window needs. Small,
+/// because a flow of a million holds a few packets (it began at 64: 2.5 KB of rate records for
+/// every BBR flow, docs/performance.md, "Bytes per flow").
+const INITIAL_SLOTS: usize = 8;
+
 #[derive(Clone, Debug, Default)]
 pub struct SeqRing<T> {
     slots: Vec<T>,
@@ -11,7 +16,7 @@ pub struct SeqRing<T> {
 impl<T: Copy + Default> SeqRing<T> {
     /// A ring that records (`enabled`) or stays empty and costs nothing.
     pub fn new(enabled: bool) -> Self {
-        Self { slots: if enabled { vec![T::default(); 64] } else { Vec::new() } }
+        Self { slots: if enabled { vec![T::default(); INITIAL_SLOTS] } else { Vec::new() } }
     }
 
     pub fn enabled(&self) -> bool {

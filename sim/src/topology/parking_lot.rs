@@ -41,9 +41,13 @@ fn route(links: &[i64]) -> RouteConfig {
     RouteConfig { links: links.to_vec(), flows: None }
 }
 
+/// The most links a lot may chain: a packet counts its route's hops in one byte (packets stay 24
+/// bytes), and a route also holds its access, timestamp and return hops.
+const MAX_LINKS: usize = 250;
+
 fn link_count() -> Check<Vec<LinkConfig>> {
-    Check::new("1 to 16 links", |v: &Vec<LinkConfig>| {
-        (v.is_empty() || v.len() > 16).then(|| format!("must list 1 to 16 links, got {}", v.len()))
+    Check::new("1 to 250 links", |v: &Vec<LinkConfig>| {
+        (v.is_empty() || v.len() > MAX_LINKS).then(|| format!("must list 1 to {MAX_LINKS} links, got {}", v.len()))
     })
 }
 
