@@ -1,8 +1,10 @@
-"""The cost estimate against measured runs of every preset (`python -m bench.cost [NAME,...]
-[--seconds S]`; issue 36, acceptance 3): at both ends of each preset's grid (every axis at its
-first value, then at its last), each run cut to S simulated seconds, `sim.estimate`'s packets
-(links' `arrivals_total`) and peak RSS (VmHWM of a fresh process) against the run's. Jobs of
-another backend run on the engine. docs/engine.md, "Cost estimate"."""
+"""The cost estimate against measured runs (docs/engine.md, "Cost estimate"):
+- `python -m bench.cost [NAME,...] [--seconds S]` (issue 36, acceptance 3): at both ends of each
+  preset's grid (every axis at its first value, then at its last), each run cut to S simulated
+  seconds, `sim.estimate`'s packets (links' `arrivals_total`) and peak RSS (VmHWM of a fresh
+  process) against the run's. Jobs of another backend run on the engine.
+- `python -m bench.cost --extremes` (issue 56): EXTREMES, where the estimate had been far off,
+  run whole: wall time, peak RSS and packets against the estimate's, each within 3x."""
 
 from __future__ import annotations
 
@@ -16,14 +18,17 @@ from rich.console import Console
 from rich.table import Table
 
 import sim
+from sim.fuzz_cost import MIX_GROUPS
 
 CHILD = """
-import json, sys
+import json, sys, time
 import sim
 from sim.fuzz_cost import vm_mb
 cfg = sim.SimConfig.from_fields(**json.loads(sys.argv[1]))
+t = time.perf_counter()
 r = sim.run(cfg, limits=sim.Limits(max_events=float("inf"), max_memory_gb=1e9))
-print(json.dumps({"packets": sum(r.links["arrivals_total"].to_pylist()), "rss_mb": vm_mb("VmHWM")}))
+wall = time.perf_counter() - t
+print(json.dumps({"packets": sum(r.links["arrivals_total"].to_pylist()), "rss_mb": vm_mb("VmHWM"), "wall_s": wall}))
 """
 
 
@@ -76,13 +81,65 @@ def measure(overrides: list[str], seconds: float) -> tuple[sim.Estimate, dict[st
     return sim.estimate(cfg), measured(cfg)
 
 
+def _lot(n: int) -> dict:
+    """A parking lot of n links: a flow pair across all of them, one flow on each."""
+    routes = [{"links": list(range(n)), "flows": 2}] + [{"links": [i], "flows": 1} for i in range(n)]
+    return {"name": "parking_lot", "links": [{"delay_ms": 0.1}] * n, "routes": routes}
+
+
+EXTREMES: dict[str, dict] = {
+    "a million flows at 100 Gb/s (issue 56)": dict(
+        flows=1_000_000, core_mbps=100_000, duration_s=10, warmup_s=1, wmax_pkts=100_000
+    ),
+    "1 Tb/s of CBR into 10 Mb/s (issue 56)": dict(flows=10, core_mbps=10, duration_s=10, warmup_s=1, cbr_mbps=1e6),
+    "100 Gb/s of Poisson into 10 Mb/s": dict(flows=10, core_mbps=10, duration_s=10, warmup_s=1, poisson_mbps=1e5),
+    "1,000 UDP flows of 100 Mb/s into 100 Mb/s": dict(
+        flows=1, core_mbps=100, duration_s=5, warmup_s=1, traffic=[{"kind": "udp", "flows": 1000, "rate_mbps": 100}]
+    ),
+    "2,000 BBR flows, 1 Gb/s": dict(tcp="bbr", flows=2000, core_mbps=1000, duration_s=10, warmup_s=2),
+    "16 BBR flows, 1 Gb/s": dict(tcp="bbr", flows=16, core_mbps=1000, duration_s=10, warmup_s=2),
+    "a 250-link parking lot": dict(topology=_lot(250), core_mbps=10, duration_s=10, warmup_s=2),
+    "a mix of every law, 60 s": dict(
+        flows=2 * len(MIX_GROUPS),
+        core_mbps=100,
+        duration_s=60,
+        warmup_s=5,
+        tcp={"cc": "newreno", "ecn": True},  # for DCTCP's group
+        tcp_mix="+".join(f"{g}:2" for g in MIX_GROUPS),
+    ),
+    "100,000 flows at 100 Gb/s, 2 s": dict(flows=100_000, core_mbps=100_000, duration_s=2, warmup_s=1),
+    "200 CUBIC flows, 1 Gb/s, 9 packets": dict(tcp="cubic", flows=200, core_mbps=1000, rtt_ms=80, buffer_pkts=9),
+}
+"""Issue 56's extremes: the two configs it found far off, and others like them."""
+
+
+def extremes() -> int:
+    """EXTREMES against their estimates: the number outside 3x."""
+    table = Table(title="estimate / measured at the extremes, whole runs (each within 3x)")
+    for col in ("config", "wall s", "wall", "peak RSS", "packets", "within 3x"):
+        table.add_column(col, justify="left" if col == "config" else "right")
+    misses = 0
+    for name, fields in EXTREMES.items():
+        cfg = sim.SimConfig.from_fields(**fields)
+        est, got = sim.estimate(cfg), measured(cfg)
+        ratios = (est.wall_s / got["wall_s"], est.peak_memory_mb / got["rss_mb"], est.packets / max(got["packets"], 1))
+        ok = all(1 / 3 <= r <= 3 for r in ratios[:2])
+        misses += not ok
+        table.add_row(name, f"{got['wall_s']:.1f}", *(f"{r:.2f}" for r in ratios), "yes" if ok else "NO")
+    Console(width=150).print(table)
+    return misses
+
+
 def main() -> None:
     from sweeps.precheck import CONF_DIR
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="?", help="presets, comma-separated (default: all)")
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--extremes", action="store_true", help="the extremes, run whole (about 6 minutes)")
     args = parser.parse_args()
+    if args.extremes:
+        raise SystemExit(1 if extremes() else 0)
     names = args.names.split(",") if args.names else sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
     table = Table(title=f"estimate / measured, each preset's grid ends, {args.seconds:g} s of each")
     for col in ("preset", "overrides", "packets", "peak RSS", "within 2x"):

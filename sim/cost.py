@@ -13,8 +13,9 @@ from sim.config import SimConfig
 BASE_RSS_MB = 110.0
 """Peak RSS of a process that imported sim and pyarrow and ran a tiny run (measured: 111 MB)."""
 ENGINE_EVENTS_PER_S = 3e6
-"""Events a wall-second on one core, for the time estimate (Dick's scenario: 5-9 M on a quiet
-core; a third of that under load, and the estimate should not promise too little)."""
+"""The unit of the time estimate: its `work` is events at this rate on one core. Fixed and
+open-loop events are priced at 1; a TCP packet's events at what they were measured to take, with
+1.5x of margin for a shared core (sim/src/estimate.rs)."""
 
 
 WINDOW_WARNING_BELOW = 0.99

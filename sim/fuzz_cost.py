@@ -5,8 +5,9 @@ Each config is first estimated (`sim.estimate`) and checked against FUZZ_LIMITS,
 a fuzz of hundreds of configs takes minutes: it must then be refused in one line naming a key
 (by the validator or a limit), or run, in a forked child so that an abort (a failed allocation
 ends the process) is seen, within 3x of its estimate in wall time (plus SLACK_S for the fork
-and the tables) and in peak RSS. A child still running at that bound is a hang; a child that
-dies, an abort. docs/engine.md, "Cost estimate".
+and the tables) and in peak RSS, and not below a third of it either (issue 56: an estimate far above the run
+refuses good runs). A child still running at that bound is a hang; a child that dies, an abort.
+docs/engine.md, "Cost estimate".
 """
 
 from __future__ import annotations
@@ -141,6 +142,11 @@ def run_one(cfg: dict[str, Any], limits: sim.Limits = FUZZ_LIMITS, slack_s: floa
         return "failure", problem
     if rss_mb > 3 * est.peak_memory_mb:
         return "failure", f"peak RSS {rss_mb:.0f} MB over 3x the estimate ({est})"
+    # Issue 56: an estimate far above the run refuses good runs; within 3x both ways.
+    if est.wall_s > 3 * wall + slack_s:
+        return "failure", f"overestimated: {wall:.2f} s, under a third of the estimate ({est})"
+    if est.peak_memory_mb > 3 * rss_mb:
+        return "failure", f"overestimated: peak RSS {rss_mb:.0f} MB, under a third of the estimate ({est})"
     return "finished", f"{wall:.2f} s of {est.wall_s:.2f} estimated, {rss_mb:.0f} of {est.peak_memory_mb:.0f} MB"
 
 

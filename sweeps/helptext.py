@@ -93,14 +93,13 @@ def _sweep_lines(cls: type, prefix: str = "") -> list[str]:
     return out
 
 
-def keys_text() -> str:
-    """Every key of a job, one entry each: the engine's, then the sweep's own."""
-    from sweeps.schema import SweepKeys
-
+def keys_text(sweep_keys: type) -> str:
+    """Every key of a job, one entry each: the engine's, then the sweep's own (`sweep_keys`, the
+    dataclass `sweeps.schema.SweepKeys`, handed in: that module registers this help)."""
     seen = {u["name"]: key for key, u in sim_schema.unions().items()}  # listed in full at the top level
     engine = [ln for s in sim_schema.CONFIG["fields"] for ln in _spec_lines(s, "", seen)]
     preset = _line("experiment", "", "A preset of conf/experiment/ (+experiment=NAME; run its grid with -m).")
-    return "\n".join(["-- the simulation --", *engine, "", "-- the sweep --", preset, *_sweep_lines(SweepKeys)])
+    return "\n".join(["-- the simulation --", *engine, "", "-- the sweep --", preset, *_sweep_lines(sweep_keys)])
 
 
 def _literal(text: str) -> str:
@@ -109,7 +108,7 @@ def _literal(text: str) -> str:
     return text.replace("${", "$ {").replace("$", "$$")
 
 
-def help_node() -> dict[str, str]:
+def help_node(sweep_keys: type) -> dict[str, str]:
     """Hydra's `hydra/help` config: the default help's groups and config, then every key."""
     return {
         "app_name": "buffersweep",
@@ -118,6 +117,6 @@ def help_node() -> dict[str, str]:
         "template": (
             "${hydra.help.header}\n== Configuration groups ==\nCompose your configuration from those groups "
             "(group=option)\n\n$APP_CONFIG_GROUPS\n\n== Config ==\nOverride anything in the config "
-            "(foo.bar=value)\n\n$CONFIG\n== Keys ==\n" + _literal(keys_text()) + "\n\n${hydra.help.footer}"
+            "(foo.bar=value)\n\n$CONFIG\n== Keys ==\n" + _literal(keys_text(sweep_keys)) + "\n\n${hydra.help.footer}"
         ),
     }

@@ -332,8 +332,8 @@ def _confirm(grid: JobSource, n: int, s: dict[str, Any]) -> None:
     mlflow = bool(s["mlflow"].get("enabled", True))
     took = duration_text(_estimate_s(grid, n, cpus, mlflow))
     what = (
-        f"{n:,} jobs, roughly {took} on {cpus} local cores (the engine's estimate at "
-        f"{sim.cost.ENGINE_EVENTS_PER_S / 1e6:g} M events/s a core, and {JOBS_PER_S[mlflow]:g} jobs/s stored"
+        f"{n:,} jobs, roughly {took} on {cpus} local cores (sim.estimate's time a job, "
+        f"and {JOBS_PER_S[mlflow]:g} jobs/s stored"
         f"{' and logged' if mlflow else ''}; less on a cluster)"
     )
     if not sys.stdin.isatty():

@@ -24,6 +24,7 @@ from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 from sweeps import backends
 from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.errors import UsageError, python_cmd
+from sweeps.helptext import help_node
 
 
 def _hydra_type(desc: dict[str, Any]) -> Any:
@@ -189,9 +190,7 @@ def register() -> None:
     OmegaConf.register_new_resolver("mul", lambda *xs: math.prod(xs), replace=True)
     cs = ConfigStore.instance()
     cs.store(name="config_schema", node=SweepConfig)
-    from sweeps.helptext import help_node  # it reads this module's SweepKeys
-
-    cs.store(group="hydra/help", name="buffersweep", node=help_node(), provider="buffersweep")
+    cs.store(group="hydra/help", name="buffersweep", node=help_node(SweepKeys), provider="buffersweep")
     for section, u in SECTIONS.items():
         for v in u["variants"]:
             cs.store(name=f"schema_{section}_{v['name']}", node=hydra_variant(u, v))

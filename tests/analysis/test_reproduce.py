@@ -219,11 +219,12 @@ def test_a_stopped_reproduction_stops_its_sweep(tmp_path):
     import signal
     import time
 
-    # The premise: red_tuning's 96 jobs keep its sweep running well past the 1 s waited below.
+    # The premise: red_tuning's 96 jobs alone (on 2 cores, after Ray's start) keep its sweep
+    # running past the 1 s waited below.
     from sweeps.api import JobList, compose_config
 
     job = JobList(compose_config(["+experiment=red_tuning"]), [{}]).specs()[0].sim
-    assert sim.estimate(job).wall_s * 96 / 2 >= ENGINE_FASTER * 2 * 1
+    assert sim.estimate(job).wall_s * 96 / 2 >= ENGINE_FASTER * 1
     cmd = [sys.executable, "-m", "analysis", "reproduce", "red_tuning", "--results", str(tmp_path / "r")]
     proc = subprocess.Popen([*cmd, "--reports", str(tmp_path / "reports")], cwd=ROOT)
     try:

@@ -72,13 +72,13 @@ def test_killed_driver_rerun_runs_only_the_missing(cluster, tmp_path):
     state, _ = cluster
     # The premise: a job lasts over 0.5 s, so that the first flush (2 s after the first result)
     # finds fewer than 8 of the 24 done on the cluster's 2 cores.
-    assert_lasts(0.5, flows=20, core_mbps=50, duration_s=400, warmup_s=5)
+    assert_lasts(0.5, flows=20, core_mbps=50, duration_s=800, warmup_s=5)
     cmd = [
         sys.executable,
         "-m",
         "sweeps",
         *GRID[:-3],
-        "duration_s=400",
+        "duration_s=800",
         "warmup_s=5",
         "ray.batch_size=1",
         "mlflow.enabled=false",
@@ -104,7 +104,7 @@ def test_killed_driver_rerun_runs_only_the_missing(cluster, tmp_path):
 def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
     """Last in this module: it kills worker1."""
     state, _ = cluster
-    assert_lasts(1.0, flows=40, core_mbps=100, duration_s=500, warmup_s=5)  # a job runs long enough to be caught
+    assert_lasts(1.0, flows=40, core_mbps=100, duration_s=800, warmup_s=5)  # a job runs long enough to be caught
     cmd = [
         sys.executable,
         "-m",
@@ -113,7 +113,7 @@ def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
         "seed=range(1,17)",
         "flows=40",
         "core_mbps=100",
-        "duration_s=500",
+        "duration_s=800",
         "warmup_s=5",
         "ray.batch_size=1",
         "mlflow.enabled=false",

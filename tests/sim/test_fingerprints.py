@@ -90,7 +90,9 @@ REFERENCE: dict[str, dict[str, Any]] = {
         duration_s=20,
         warmup_s=5,
     ),
-    "open_loop_only": dict(tcp="reno", flows=0, poisson_mbps=8, buffer_pkts=5, core_mbps=10, duration_s=20, warmup_s=5),
+    "open_loop_only": dict(
+        tcp="reno", flows=0, wmax_pkts=64, poisson_mbps=8, buffer_pkts=5, core_mbps=10, duration_s=20, warmup_s=5
+    ),
     "schedule": dict(
         tcp="reno",
         flows=15,

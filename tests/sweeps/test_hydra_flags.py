@@ -31,7 +31,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     "args, expect",
     [
         (["--cfg", "job", "flows=3"], "flows: 3"),
-        (["--cfg", "job", "flows=3", "core_mbps=10"], "# cost (sim.estimate): about 2.1e+04 packets"),  # issue 36
+        (["--cfg", "job", "flows=3", "core_mbps=10"], "# cost (sim.estimate): about 2.6e+04 packets"),  # issue 36
         (["-c", "job", "tcp=paced"], "release: paced"),
         (["--info", "defaults"], "Defaults List"),
         (["-cn", "config", "--cfg", "job", "buffer_pkts=7"], "buffer_pkts: 7"),
