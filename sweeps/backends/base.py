@@ -60,7 +60,7 @@ class BackendResult:
         object.__setattr__(self, "metrics", {k: self.metrics.get(k) for k in SUMMARY_METRICS})
 
 
-CONTRACT_VERSION = "0.16.0"
+CONTRACT_VERSION = "0.17.0"
 """The engine's part in what another backend runs: the config's fields and meaning, the RTTs
 and start times the engine draws for a seed (`records.drawn_flows`), and the buffer its static
 rules resolve. Other backends' run_ids, every run's config_id, and those backends' rows'
