@@ -164,6 +164,7 @@ _ARROW_OUT = {
     "int64?": pa.int64(),
     "bool": pa.bool_(),
     "string": pa.string(),
+    "string?": pa.string(),
     "list<int64>": pa.list_(pa.int64()),
     "list<float64>": pa.list_(pa.float64()),
     "list<string>": pa.list_(pa.string()),

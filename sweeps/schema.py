@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import math
@@ -32,7 +33,8 @@ def _hydra_type(desc: dict[str, Any]) -> Any:
     if kind == "optional":
         return Optional[_hydra_type(desc["of"])]
     if kind == "list":
-        return List[_hydra_type(desc["of"])]
+        # One value may stand for a list of it (precision.halfwidth=0.005): the engine converts.
+        return Any if desc.get("one") else List[_hydra_type(desc["of"])]
     if kind == "record":
         return hydra_record(desc)
     if kind == "union":
@@ -348,10 +350,22 @@ default leaves every result bit-identical belongs here; tests/sweeps/test_backen
 to the engine's default."""
 
 
+@functools.cache
+def _section_defaults() -> dict[str, Any]:
+    d = sim.SimConfig().to_dict()
+    return {k: d[k] for k in NEUTRAL_SECTIONS}
+
+
+NEUTRAL_SECTIONS = ("precision",)
+"""Sections added after runs were stored that change nothing at their default (precision: off),
+hashed only when set, as NEUTRAL_AT_DEFAULT's parameters."""
+
+
 def hashed_config(config: dict[str, Any]) -> dict[str, Any]:
     """The config (`SimConfig.to_dict()`) as ids hash it: without NEUTRAL_AT_DEFAULT's parameters
-    while they hold their default."""
-    out = config
+    and NEUTRAL_SECTIONS while they hold their default."""
+    defaults = _section_defaults()
+    out = {k: v for k, v in config.items() if k not in defaults or v != defaults[k]}
     for (section, key), default in NEUTRAL_AT_DEFAULT.items():
         inner = out.get(section)
         if isinstance(inner, dict) and inner.get(key) == default:

@@ -5,6 +5,7 @@ use crate::params::{
     each, int_in, non_negative, opt, positive, rate_mbps, ConfigError, Param, Value, MAX_FLOWS, MAX_PKTS,
 };
 use crate::policy::PolicyConfig;
+use crate::precision::PrecisionConfig;
 use crate::queue::{Limit, QueueConfig};
 use crate::tcp::TcpConfig;
 use crate::time::{from_secs, to_secs};
@@ -82,6 +83,9 @@ crate::params! {
         trace_max_events: i64 = 0, unit "count", check int_in(0, 100_000_000);
         /// Trace from this time on; null = warmup_s.
         trace_start_s: Option<f64> = None, unit "s", check opt(non_negative(1e6));
+        /// Stop on precision: the run ends once each named metric's confidence interval meets its
+        /// target (docs/precision.md); off while precision.metrics is empty.
+        precision: PrecisionConfig = PrecisionConfig::default();
     }
 }
 
@@ -89,6 +93,15 @@ impl SimConfig {
     /// A config with the library defaults.
     pub fn defaults() -> Self {
         Self::default()
+    }
+
+    /// When the run ends at the latest: duration_s, or with precision on its max_duration_s.
+    pub fn end_s(&self) -> f64 {
+        if self.precision.on() {
+            self.precision.max_duration_s.unwrap_or(self.duration_s)
+        } else {
+            self.duration_s
+        }
     }
 
     /// Parses and validates a config; returns it and its network.
@@ -132,6 +145,7 @@ impl SimConfig {
                 format!("gives more than 1e7 samples over duration_s; got {}", self.sample_interval_s),
             );
         }
+        self.precision.validate(self.duration_s, self.warmup_s)?;
         let tc = self.tcp.common();
         if tc.min_rto_ms / 1000.0 > tc.max_rto_s {
             return err(

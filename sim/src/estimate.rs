@@ -124,6 +124,7 @@ struct Source {
 }
 
 pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
+    let cfg = &capped(cfg);
     let pkt_bits = cfg.pkt_bytes as f64 * 8.0;
     let cap: Vec<f64> = net.links.iter().map(|l| l.rate_bps / pkt_bits).collect();
     let rtt_s = mean_rtt_s(cfg);
@@ -346,6 +347,15 @@ fn utilization(cfg: &SimConfig, net: &Network, l: usize, flows: f64, rtt_s: f64)
         return 1.0;
     }
     (U0 + (1.0 - U0) * (buffer * flows / bdp.max(1.0)).sqrt()).min(1.0)
+}
+
+/// The config as it costs: a run that stops on precision runs at most to its cap.
+fn capped(cfg: &SimConfig) -> std::borrow::Cow<'_, SimConfig> {
+    if cfg.precision.on() {
+        std::borrow::Cow::Owned(SimConfig { duration_s: cfg.end_s(), ..cfg.clone() })
+    } else {
+        std::borrow::Cow::Borrowed(cfg)
+    }
 }
 
 /// Packets the network can hold at once: every route's bandwidth-delay product and every

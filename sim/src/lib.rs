@@ -11,6 +11,7 @@ pub mod output;
 pub mod packet;
 pub mod params;
 pub mod policy;
+pub mod precision;
 pub mod queue;
 pub mod rng;
 pub mod source;

@@ -149,6 +149,10 @@ pub struct LinkStats {
     pub at_sample: LinkCounters,
     pub queue: QueueMonitor,
     pub delay_ns: Histogram<u64>,
+    /// Every packet's waiting time summed, and the packets (warm-up included): the precision
+    /// series' mean delay per sample interval.
+    pub delay_sum_ns: u64,
+    pub delay_n: u64,
     /// What `World::link_delivered` was at the end of warm-up and at the last sample.
     pub delivered_at_warm: u64,
     pub delivered_at_sample: u64,
@@ -164,6 +168,8 @@ impl LinkStats {
             at_sample: LinkCounters::default(),
             queue: QueueMonitor::new(warm),
             delay_ns: new_delay_histogram(),
+            delay_sum_ns: 0,
+            delay_n: 0,
             delivered_at_warm: 0,
             delivered_at_sample: 0,
             tx_since: None,

@@ -10,6 +10,7 @@ pub enum Column {
     OptI64(Vec<Option<i64>>),
     Bool(Vec<bool>),
     Str(Vec<String>),
+    OptStr(Vec<Option<String>>),
     ListI64(Vec<Vec<i64>>),
     ListF64(Vec<Vec<f64>>),
     ListStr(Vec<Vec<String>>),
@@ -26,6 +27,7 @@ impl Column {
             Column::OptI64(v) => v.len(),
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),
+            Column::OptStr(v) => v.len(),
             Column::ListI64(v) => v.len(),
             Column::ListF64(v) => v.len(),
             Column::ListStr(v) => v.len(),
@@ -83,6 +85,13 @@ impl Cell for String {
     const TYPE: &'static str = "string";
     fn column(v: Vec<Self>) -> Column {
         Column::Str(v)
+    }
+}
+
+impl Cell for Option<String> {
+    const TYPE: &'static str = "string?";
+    fn column(v: Vec<Self>) -> Column {
+        Column::OptStr(v)
     }
 }
 
@@ -239,6 +248,38 @@ crate::table! {
         events_per_s: f64, unit "1/s";
         /// Bottleneck packets per wall-clock second (whole run).
         pkts_per_s: f64, unit "1/s";
+        /// Why the run ended with precision on: precision (every interval met its target),
+        /// max_duration (precision.max_duration_s) or duration (duration_s); NULL without precision.
+        stop_reason: Option<String>, unit "";
+        /// The warm-up cut from the sampled series before the intervals (MSER-5's, or
+        /// precision.warmup); the metrics named in precision.metrics are the mean of their series
+        /// after it (docs/precision.md). NULL without precision.
+        precision_warmup_s: Option<f64>, unit "s";
+        /// Half-width of utilization's confidence interval (precision.confidence); NULL unless named in
+        /// precision.metrics, or while its batches were too few or too correlated.
+        utilization_halfwidth: Option<f64>, unit "1";
+        /// The batch means behind that interval.
+        utilization_batches: Option<i64>, unit "count";
+        /// Half-width of loss_rate's confidence interval (precision.confidence); NULL unless named in
+        /// precision.metrics, or while its batches were too few or too correlated.
+        loss_rate_halfwidth: Option<f64>, unit "1";
+        /// The batch means behind that interval.
+        loss_rate_batches: Option<i64>, unit "count";
+        /// Half-width of goodput_mbps's confidence interval (precision.confidence); NULL unless named in
+        /// precision.metrics, or while its batches were too few or too correlated.
+        goodput_mbps_halfwidth: Option<f64>, unit "Mb/s";
+        /// The batch means behind that interval.
+        goodput_mbps_batches: Option<i64>, unit "count";
+        /// Half-width of mean_queue_pkts's confidence interval (precision.confidence); NULL unless named in
+        /// precision.metrics, or while its batches were too few or too correlated.
+        mean_queue_pkts_halfwidth: Option<f64>, unit "pkts";
+        /// The batch means behind that interval.
+        mean_queue_pkts_batches: Option<i64>, unit "count";
+        /// Half-width of mean_queue_delay_ms's confidence interval (precision.confidence); NULL unless named in
+        /// precision.metrics, or while its batches were too few or too correlated.
+        mean_queue_delay_ms_halfwidth: Option<f64>, unit "ms";
+        /// The batch means behind that interval.
+        mean_queue_delay_ms_batches: Option<i64>, unit "count";
     }
 }
 
@@ -530,4 +571,32 @@ pub struct RunOutput {
     pub control: Vec<ControlRow>,
     pub trace: Vec<(&'static str, Column)>,
     pub interrupted: bool,
+}
+
+impl Summary {
+    /// A run stopped on precision: why, the warm-up found, and each named metric's series mean
+    /// (in place of its whole-window value) with its interval.
+    pub fn set_precision(&mut self, reason: &str, o: &crate::precision::Outcome) {
+        self.stop_reason = Some(reason.to_string());
+        self.precision_warmup_s = Some(o.warmup_s);
+        let slots: [(&mut f64, &mut Option<f64>, &mut Option<i64>); 5] = [
+            (&mut self.utilization, &mut self.utilization_halfwidth, &mut self.utilization_batches),
+            (&mut self.loss_rate, &mut self.loss_rate_halfwidth, &mut self.loss_rate_batches),
+            (&mut self.goodput_mbps, &mut self.goodput_mbps_halfwidth, &mut self.goodput_mbps_batches),
+            (&mut self.mean_queue_pkts, &mut self.mean_queue_pkts_halfwidth, &mut self.mean_queue_pkts_batches),
+            (
+                &mut self.mean_queue_delay_ms,
+                &mut self.mean_queue_delay_ms_halfwidth,
+                &mut self.mean_queue_delay_ms_batches,
+            ),
+        ];
+        for (m, (value, hw, batches)) in slots.into_iter().enumerate() {
+            if let Some(mean) = o.means[m] {
+                *value = mean;
+            }
+            if let Some(ci) = o.intervals[m] {
+                (*hw, *batches) = (Some(ci.halfwidth), Some(ci.batches as i64));
+            }
+        }
+    }
 }

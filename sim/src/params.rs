@@ -85,6 +85,8 @@ pub enum TypeDesc {
     Str,
     Optional(Box<TypeDesc>),
     List(Box<TypeDesc>),
+    /// A list that may also be given as one value (`OneOrList`).
+    OneOrList(Box<TypeDesc>),
     /// A record (a `params!` struct): its fields, by name.
     Record {
         name: &'static str,
@@ -231,6 +233,31 @@ impl<T: Param> Param for Vec<T> {
     fn value(&self) -> Value {
         Value::List(self.iter().map(T::value).collect())
     }
+}
+
+/// A list that a user may give as one value (`0.005` for `[0.005]`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OneOrList<T>(pub Vec<T>);
+
+impl<T: Param> Param for OneOrList<T> {
+    fn desc() -> TypeDesc {
+        TypeDesc::OneOrList(Box::new(T::desc()))
+    }
+    fn parse(v: &Value) -> Result<Self, ConfigError> {
+        match v {
+            Value::List(_) => Vec::<T>::parse(v).map(OneOrList),
+            _ => T::parse(v).map(|x| OneOrList(vec![x])),
+        }
+    }
+    fn value(&self) -> Value {
+        Value::List(self.0.iter().map(T::value).collect())
+    }
+}
+
+/// The check of T applied to every element of a `OneOrList`.
+pub fn each_one<T: 'static>(c: Check<T>) -> Check<OneOrList<T>> {
+    let Check { allowed, test } = each(c);
+    Check::new(allowed, move |v: &OneOrList<T>| test(&v.0))
 }
 
 /// An allowed-values rule of a parameter: its description (exported with the schema) and the test.

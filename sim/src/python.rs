@@ -216,6 +216,11 @@ fn desc<'py>(py: Python<'py>, t: &TypeDesc) -> PyResult<Bound<'py, PyDict>> {
             d.set_item("type", "list")?;
             d.set_item("of", desc(py, of)?)?;
         }
+        TypeDesc::OneOrList(of) => {
+            d.set_item("type", "list")?;
+            d.set_item("of", desc(py, of)?)?;
+            d.set_item("one", true)?; // one value stands for a list of it
+        }
         TypeDesc::Record { name, doc, fields } => {
             d.set_item("type", "record")?;
             d.set_item("name", name)?;

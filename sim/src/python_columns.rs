@@ -21,6 +21,7 @@ fn as_list<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
         Column::OptI64(v) => v.into_pyobject(py)?.into_any(),
         Column::Bool(v) => v.into_pyobject(py)?.into_any(),
         Column::Str(v) => v.into_pyobject(py)?.into_any(),
+        Column::OptStr(v) => v.into_pyobject(py)?.into_any(),
         Column::ListI64(v) => v.into_pyobject(py)?.into_any(),
         Column::ListF64(v) => v.into_pyobject(py)?.into_any(),
         Column::ListStr(v) => v.into_pyobject(py)?.into_any(),
@@ -101,7 +102,7 @@ fn buffers<'py>(py: Python<'py>, c: &Column) -> PyResult<Option<Buffers<'py>>> {
             let Some(offs) = offsets(v.iter().map(Vec::len)) else { return Ok(None) };
             (n, None, le_bytes(py, &v.concat(), f64::to_le_bytes)?, Some(i32s(&offs)?), None)
         }
-        Column::ListStr(_) => return Ok(None),
+        Column::ListStr(_) | Column::OptStr(_) => return Ok(None), // as lists: short tables only
         Column::Label(v) => {
             // int8 indices into the names in order of first appearance (the schema's dictionary).
             let mut names: Vec<&'static str> = Vec::new();

@@ -27,7 +27,15 @@ impl World<'_> {
         let classes = self.class_rows(window); // before `flow_rows` releases the flows' state
         let flows = self.flow_rows(window);
         let links = self.link_rows(window, &flows);
-        let summary = self.summary(window, &flows, wall_s);
+        let mut summary = self.summary(window, &flows, wall_s);
+        if let Some(t) = self.precision.as_mut() {
+            let reason = self.stop_reason.unwrap_or(if self.cfg.precision.max_duration_s.is_some() {
+                crate::precision::STOP_MAX_DURATION
+            } else {
+                crate::precision::STOP_DURATION
+            });
+            summary.set_precision(reason, &t.outcome());
+        }
         RunOutput {
             summary,
             timeseries: std::mem::take(&mut self.meters.ts),
@@ -285,6 +293,18 @@ impl World<'_> {
             wall_s,
             events_per_s: events as f64 / wall_s.max(1e-9),
             pkts_per_s: s.ctr.tx_pkts as f64 / wall_s.max(1e-9),
+            stop_reason: None,
+            precision_warmup_s: None,
+            utilization_halfwidth: None,
+            utilization_batches: None,
+            loss_rate_halfwidth: None,
+            loss_rate_batches: None,
+            goodput_mbps_halfwidth: None,
+            goodput_mbps_batches: None,
+            mean_queue_pkts_halfwidth: None,
+            mean_queue_pkts_batches: None,
+            mean_queue_delay_ms_halfwidth: None,
+            mean_queue_delay_ms_batches: None,
         }
     }
 }

@@ -48,7 +48,7 @@ pub struct World<'c> {
     pub(crate) cfg: &'c SimConfig,
     pub(crate) net: Network,
     pub(crate) now: Time,
-    end: Time,
+    pub(crate) end: Time,
     pub(crate) warm: Time,
     pub(crate) events: EventQueue,
     pub(crate) pkt_bytes: u16,
@@ -60,6 +60,9 @@ pub struct World<'c> {
     pub(crate) conns: Conns,
     pub(crate) traffic: Traffic,
     pub(crate) meters: Meters,
+    /// Stopping on precision: the bottleneck's sampled series, and why the run stopped early.
+    pub(crate) precision: Option<crate::precision::Tracker>,
+    pub(crate) stop_reason: Option<&'static str>,
 }
 
 impl<'c> World<'c> {
@@ -70,7 +73,9 @@ impl<'c> World<'c> {
         let mut w = World {
             cfg,
             now: 0,
-            end: from_secs(cfg.duration_s),
+            end: from_secs(cfg.end_s()),
+            precision: crate::precision::Tracker::new(&cfg.precision, cfg.sample_interval_s),
+            stop_reason: None,
             warm,
             events: EventQueue::new(),
             pkt_bytes: cfg.pkt_bytes as u16,
@@ -594,6 +599,7 @@ impl<'c> World<'c> {
                 s.start_tx(now);
                 self.meters.trace.record(now, ENQUEUE, &pkt, 0, i);
                 self.meters.trace.record(now, DEQUEUE, &pkt, 0, i);
+                s.delay_n += 1;
                 if now >= self.warm {
                     s.delay_ns.record(0).expect("histogram auto-resizes");
                 }
@@ -632,8 +638,9 @@ impl<'c> World<'c> {
             if let Some((pkt, _)) = next {
                 let len = link.queue_len();
                 s.queue.set_len(now, len);
+                let waited_ns = (now - pkt.stamp) / 1000;
+                (s.delay_sum_ns, s.delay_n) = (s.delay_sum_ns + waited_ns, s.delay_n + 1);
                 if now >= self.warm {
-                    let waited_ns = (now - pkt.stamp) / 1000;
                     s.delay_ns.record(waited_ns).expect("histogram auto-resizes");
                 }
                 self.meters.trace.record(now, DEQUEUE, &pkt, len, i);

@@ -3,7 +3,7 @@
 
 use super::World;
 use crate::event::Event;
-use crate::metrics::{utilization, LinkCounters};
+use crate::metrics::{ratio, utilization, LinkCounters};
 use crate::output::{ControlRow, TimeseriesRow};
 use crate::policy::{BufferPolicy, LinkContext, QueueView};
 use crate::queue::{Limit, QueueDiscipline};
@@ -146,6 +146,7 @@ impl World<'_> {
         if in_window {
             self.meters.cwnd_samples += 1;
         }
+        let mut bottleneck = None;
         for i in 0..n_net {
             let l = i; // topology links are the first links
             let queue = self.links[l].queue().expect("topology links have queues");
@@ -178,8 +179,20 @@ impl World<'_> {
                 codel_count: state.codel_count.map(|n| n as i64),
                 pie_prob: state.pie_prob,
             });
+            if i == self.net.bottleneck && self.precision.is_some() {
+                let (sum, n) = (s.delay_sum_ns, s.delay_n);
+                let row = self.meters.ts.last().expect("just pushed");
+                bottleneck =
+                    Some(([row.utilization, ratio(c.drops, c.arrivals), row.goodput_mbps, q_mean, 0.0], (sum, n)));
+            }
             s.at_sample = at_now;
             s.delivered_at_sample = link_delivered;
+        }
+        if let (Some(t), Some((sample, delay))) = (self.precision.as_mut(), bottleneck) {
+            if t.sample(sample, delay) {
+                self.end = self.now;
+                self.stop_reason = Some(crate::precision::STOP_PRECISION);
+            }
         }
         self.meters.last_sample = self.now;
         self.events.push(self.now + self.meters.sample_interval, Event::SampleTick);
