@@ -350,15 +350,15 @@ default leaves every result bit-identical belongs here; tests/sweeps/test_backen
 to the engine's default."""
 
 
+NEUTRAL_SECTIONS = ("precision",)
+"""Sections added after runs were stored that change nothing at their default (precision: off),
+hashed only when set, as NEUTRAL_AT_DEFAULT's parameters."""
+
+
 @functools.cache
 def _section_defaults() -> dict[str, Any]:
     d = sim.SimConfig().to_dict()
     return {k: d[k] for k in NEUTRAL_SECTIONS}
-
-
-NEUTRAL_SECTIONS = ("precision",)
-"""Sections added after runs were stored that change nothing at their default (precision: off),
-hashed only when set, as NEUTRAL_AT_DEFAULT's parameters."""
 
 
 def hashed_config(config: dict[str, Any]) -> dict[str, Any]:

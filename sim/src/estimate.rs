@@ -146,7 +146,9 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
         .map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s).min(if lp { LP_SHARE } else { 1.0 }))
         .collect();
     let tcp_cost = tcp_flow_cost(cfg);
+    // A drop's recovery, dearer as the flows outgrow the caches (see LOSS_WORK).
     let flows_total = net.long_flows() as f64 + bulk_flows(cfg);
+    let per_drop = LOSS_WORK + LOSS_WORK_PER_DECADE * (flows_total / 1000.0).max(1.0).log10();
     let loss: Vec<f64> = (0..cap.len()).map(|l| loss_rate(cfg, net, l, flows_on_link[l], rtt_s)).collect();
     let mut dropped_at_links = 0.0;
     let mut tcp_flight = 0.0; // TCP's packets in flight at its rates: a round trip's worth
@@ -189,7 +191,6 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
             // it lose nothing there).
             let saturated = |l: &usize| tcp_on_link[*l] * share[*l] >= cap[*l];
             let p = links.iter().filter(|l| saturated(l)).map(|&l| loss[l]).fold(0.0, f64::max);
-            let per_drop = LOSS_WORK + LOSS_WORK_PER_DECADE * (flows_total / 1000.0).max(1.0).log10();
             est.work += through * duration * p * per_drop;
         }
         if let Some(size) = s.transfer_pkts {
@@ -207,7 +208,7 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
         }
         add(&mut est.packet_drivers, key, pkts);
     }
-    let flows = net.long_flows() as f64 + bulk_flows(cfg);
+    let flows = flows_total;
     est.window_cap_utilization = window_cap_utilization(net, &sources, &cap);
     // A first window goes out at once: what the network cannot hold is dropped as it arrives.
     let burst = flows * first_window(cfg);

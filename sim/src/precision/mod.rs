@@ -119,7 +119,7 @@ pub struct Tracker {
     next_check: usize,
     delay_at_sample: (u64, u64),
     /// The last check's outcome: (warm-up in samples, each named metric's interval).
-    pub last: Option<(usize, Vec<Option<Interval>>)>,
+    last: Option<(usize, Vec<Option<Interval>>)>,
 }
 
 /// Checks start once the series holds this many samples past the warm-up, and come each time
