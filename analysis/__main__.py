@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 
 from analysis.db import DEFAULT_RESULTS, NoResults, column_docs, connect, sweeps_in
-from sweeps.store import TABLES
+from sweeps.store import POINTS, TABLES
 
 
 def _connect(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
@@ -60,13 +60,14 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def _render(rel: duckdb.DuckDBPyRelation) -> str:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_lines=False)
     for name in rel.columns:
         table.add_column(name)
     rows = rel.fetchall()
-    for row in rows:
-        table.add_row(*("NULL" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row))
+    for row in rows:  # as Text: a value such as `precision.metrics=[utilization]` is not markup
+        table.add_row(*(Text("NULL" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))) for v in row))
     console = Console(width=200, record=True, file=open("/dev/null", "w"))
     console.print(table)
     return console.export_text() + f"({len(rows)} rows)\n"
@@ -106,7 +107,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    for name in [args.table] if args.table else list(TABLES):
+    for name in [args.table] if args.table else [*TABLES, POINTS]:
         table = Table(title=f"{name}", title_justify="left")
         for col in ("column", "type", "unit", "meaning"):
             table.add_column(col, overflow="fold")
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--results", default=DEFAULT_RESULTS)
     s.set_defaults(fn=cmd_shell)
     d = sub.add_parser("schema", help="every column of the results tables, with its unit and meaning")
-    d.add_argument("table", nargs="?", choices=TABLES)
+    d.add_argument("table", nargs="?", choices=[*TABLES, POINTS])
     d.set_defaults(fn=cmd_schema)
     mb = sub.add_parser(
         "min-buffer",

@@ -1,4 +1,5 @@
-"""DuckDB views over the stored results (`runs`, `timeseries`, `flows`, `links`, `classes`, `control`):
+"""DuckDB views over the stored results (`runs`, `timeseries`, `flows`, `links`, `classes`, `control`,
+and `points`, the replicated points of sweeps with precision.max_seeds > 1):
 the only contract with stored results. See docs/analysis.md."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from pathlib import Path
 import duckdb
 
 from sweeps.backends.base import CONTRACT_VERSION
-from sweeps.store import MEMBERS, MEMBERS_SCHEMA, SCHEMAS, TABLES, Store
+from sweeps.store import MEMBERS, MEMBERS_SCHEMA, POINTS, POINTS_SCHEMA, SCHEMAS, TABLES, Store
 
 DEFAULT_RESULTS = "results"
 
@@ -49,7 +50,7 @@ class NoResults(FileNotFoundError):
 def column_docs(table: str) -> list[tuple[str, str, str, str]]:
     """(column, type, unit, meaning) of a results table, from its Arrow field metadata."""
     out = []
-    for f in SCHEMAS[table]:
+    for f in POINTS_SCHEMA if table == POINTS else SCHEMAS[table]:
         meta = f.metadata or {}
         out.append((f.name, str(f.type), meta.get(b"unit", b"").decode(), meta.get(b"doc", b"").decode()))
     if table != "runs":
@@ -88,7 +89,7 @@ def connect(
         raise NoResults(f"no results at {Path(results_dir).resolve()}: run a sweep first, or point at its results_dir")
     store = Store(str(results_dir))
     con = duckdb.connect()
-    for table, schema in (*((t, SCHEMAS[t]) for t in TABLES), (MEMBERS, MEMBERS_SCHEMA)):
+    for table, schema in (*((t, SCHEMAS[t]) for t in TABLES), (MEMBERS, MEMBERS_SCHEMA), (POINTS, POINTS_SCHEMA)):
         files = _readable_files(store, table) if "://" not in str(results_dir) else []
         if files:
             # A view cannot take parameters: the paths (our own listing) are quoted as SQL strings.
@@ -122,7 +123,7 @@ def connect(
             "engine_version",
             f"(backend = 'engine' AND engine_version = '{v}') OR (backend <> 'engine' AND engine_version = '{c}')",
         )
-    for table in TABLES:
+    for table in (*TABLES, POINTS):
         _comment_columns(con, table)
     return con
 
@@ -147,7 +148,7 @@ def _restrict(con: duckdb.DuckDBPyConnection, sweep: str) -> None:
         rows = con.sql("SELECT sweep_id FROM runs GROUP BY sweep_id ORDER BY max(started_at) DESC LIMIT 1").fetchall()
         sweep = rows[0][0] if rows else ""
     listed = "'" + sweep.replace("'", "''") + "'"
-    for table in TABLES:
+    for table in (*TABLES, POINTS):
         con.execute(f"ALTER VIEW {table} RENAME TO _all_{table}")
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM _all_{table} WHERE sweep_id IN ({listed})")
 

@@ -8,6 +8,10 @@ the mean over seeds) and `results_dir` are the search's own. Each point is bisec
 buffer_pkts (`analysis/search.py`), starting from its bandwidth-delay product; every probe is a
 stored run (named `min_buffer` unless `name=` is given), so repeating a search reuses them. A
 point whose windows cap utilization below the target is unreachable before any probe runs.
+
+With a precision (`precision.metrics=[utilization] precision.halfwidth=0.005`, and
+`precision.min_seeds`/`max_seeds` for replications), every probe decides with its interval, and a
+point whose probe stays within noise of the target is reported undecidable (`analysis/precise.py`).
 """
 
 from __future__ import annotations
@@ -64,6 +68,24 @@ def window_limits(configs: list, target: float) -> list[str | None]:
     return [sim.estimate(JobList(c, [{}]).specs()[0].sim).window_warning(below=target) for c in configs]
 
 
+def precision_of(configs: list, own: dict[str, Any]) -> dict[str, Any] | None:
+    """The precision the probes decide at (the base config's section), or None; exit 2 if it
+    cannot decide a search."""
+    from omegaconf import OmegaConf
+
+    p = OmegaConf.to_container(configs[0].precision, resolve=True) if configs else {}
+    assert isinstance(p, dict)
+    if not p.get("metrics"):
+        if int(p.get("max_seeds") or 1) > 1:
+            exit_usage("precision.metrics: name utilization, whose interval decides each probe")
+        return None
+    if "utilization" not in p["metrics"]:
+        exit_usage(f"precision.metrics: must name utilization, which min-buffer decides on, got {p['metrics']}")
+    if int(p.get("max_seeds") or 1) > 1 and len(own["seeds"]) > 1:
+        exit_usage("seeds: give one seed with precision.max_seeds > 1 (its replications are seed, seed + 1, ...)")
+    return p
+
+
 def main(args: list[str]) -> int:
     from rich.console import Console
 
@@ -84,6 +106,7 @@ def main(args: list[str]) -> int:
     hi = [max(1, math.ceil(bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes))) for c in configs]
     target = float(own["target"])
     why = window_limits(configs, target)
+    precision = precision_of(configs, own)
     console = Console(stderr=True)
     with console.status("min-buffer: starting Ray...") as status, contextlib.ExitStack() as ray:
 
@@ -97,39 +120,62 @@ def main(args: list[str]) -> int:
         if not all(why):
             ray.enter_context(ray_session())
         searches = min_buffer_search(
-            base, points, target, hi, tuple(own["seeds"]), own["results_dir"], why, quiet=True, progress=progress
+            base,
+            points,
+            target,
+            hi,
+            tuple(own["seeds"]),
+            own["results_dir"],
+            why,
+            quiet=True,
+            progress=progress,
+            precision=precision,
         )
-    _print(searches, configs, own, base)
+    _print(searches, configs, own, base, precision)
     return 0 if all(s.min_buffer_pkts is not None for s in searches) else 1
 
 
-def _print(searches: list, configs: list, own: dict[str, Any], base: list[str]) -> None:
+def _how(own: dict[str, Any], precision: dict[str, Any] | None) -> str:
+    """How each probe decides, for the table's title."""
+    if precision is None:
+        return f"mean of seeds {own['seeds']}"
+    hw = f"±{precision['relative']:.0%}" if precision.get("relative") is not None else f"±{precision['halfwidth']}"
+    seeds = f", {precision['min_seeds']}-{precision['max_seeds']} seeds" if int(precision["max_seeds"]) > 1 else ""
+    return f"interval {hw} at {precision['confidence']:.0%}{seeds}"
+
+
+def _print(
+    searches: list, configs: list, own: dict[str, Any], base: list[str], precision: dict[str, Any] | None = None
+) -> None:
     """The answer as one table, and why any point has none."""
     from rich.console import Console
     from rich.table import Table
 
-    given = " ".join(b for b in base if not b.startswith(("results_dir=", "name=")))
-    table = Table(title=f"minimum buffer for utilization >= {own['target']} (mean of seeds {own['seeds']}) {given}")
+    given = " ".join(b for b in base if not b.startswith(("results_dir=", "name=", "precision.")))
+    table = Table(title=f"minimum buffer for utilization >= {own['target']} ({_how(own, precision)}) {given}")
     keys = list(searches[0].point) if searches else []
-    for col in (*keys, "min buffer pkts", "x BDP", "utilization", "BDP pkts", "Stanford pkts", "probes"):
+    for col in (*keys, "min buffer pkts", "x BDP", "utilization", "BDP pkts", "Stanford pkts", "probes", "packets"):
         table.add_column(col, justify="right")
     console = Console(file=sys.stdout, width=160)
     notes = []
     for s, c in zip(searches, configs):
         bdp = bdp_pkts(c.core_mbps, c.rtt_ms, c.pkt_bytes)
         b = s.min_buffer_pkts
+        hw = s.halfwidths.get(b, 0.0) if b is not None else 0.0
         table.add_row(
             *(str(s.point[k]) for k in keys),
-            "unreachable" if b is None else f"{b:,}",
+            ("undecidable" if s.undecidable else "unreachable") if b is None else f"{b:,}",
             "" if b is None else f"{b / bdp:.3g}",
-            "" if b is None else f"{s.probes[b]:.3f}",
+            "" if b is None else f"{s.probes[b]:.3f}" + (f" ± {hw:.3f}" if hw else ""),
             f"{bdp:,.0f}",
             f"{stanford_pkts(c.core_mbps, c.rtt_ms, c.flows, c.pkt_bytes):,.1f}",
             str(len(s.probes)),
+            f"{s.packets:.3g}",
         )
         if b is None:
             where = " ".join(f"{k}={v}" for k, v in s.point.items())
-            notes.append(f"{where + ': ' if where else ''}{s.unreachable}")
+            kind = "undecidable" if s.undecidable else "unreachable"
+            notes.append(f"{kind}: {where + ': ' if where else ''}{s.undecidable or s.unreachable}")
     console.print(table)
     for note in notes:
-        console.print(f"unreachable: {note}", markup=False, highlight=False)
+        console.print(note, markup=False, highlight=False)

@@ -3,7 +3,13 @@ reaches a target, by bisection over buffer_pkts. Each bisection round is one swe
 unresolved points (one probe per point and seed) through the sweep machinery, so probes run on
 Ray and are stored like any other runs (and reused when the search is repeated). A point where
 more buffer stops raising utilization, or where none up to MAX_BUFFER_GROWTH times the first
-guess reaches the target, is unreachable, with the reason (docs/analysis.md, "min-buffer")."""
+guess reaches the target, is unreachable, with the reason (docs/analysis.md, "min-buffer").
+
+With a precision (precision.metrics naming utilization), a probe meets the target only when its
+interval lies above it and misses only when it lies below; a probe within noise gets more time
+(a run: its half-width halved) or seeds (a replicated point: twice its replications) up to its
+caps, and if it is still within noise the point is undecidable at that precision
+(docs/precision.md, "Decisions")."""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.db import ok_run_values
+from analysis.precise import PACKETS, Precise
 from sweeps.api import run_points
 
 PLATEAU_GAIN = 0.001
@@ -32,23 +39,43 @@ class Search:
     cap: int = 2**40  # the largest buffer to try
     unreachable: str | None = None
     """Why no buffer reaches the target, once that is known."""
+    halfwidths: dict[int, float] = field(default_factory=dict)
+    """buffer -> its probe's half-width (0 without a precision)."""
+    undecidable: str | None = None
+    """Why a probe could not be decided at the precision asked for, if one could not."""
+    packets: int = 0
+    """Packets the search's probes simulated."""
 
     @property
     def done(self) -> bool:
-        return self.unreachable is not None or (self.verified and self.hi - self.lo <= 1)
+        return (
+            self.unreachable is not None or self.undecidable is not None or (self.verified and self.hi - self.lo <= 1)
+        )
 
     @property
     def min_buffer_pkts(self) -> int | None:
-        return self.hi if self.done and self.unreachable is None else None
+        return self.hi if self.done and self.unreachable is None and self.undecidable is None else None
 
     def next_buffer(self) -> int:
         """The buffer to probe next: `hi` until it is known to reach the target, then the midpoint."""
         return self.hi if not self.verified else (self.lo + self.hi) // 2
 
-    def record(self, buffer_pkts: int, utilization: float, target: float) -> None:
+    def record(self, buffer_pkts: int, utilization: float, target: float, halfwidth: float = 0.0) -> None:
+        """A probe's utilization, and its interval's half-width: within it of the target, the
+        probe neither meets nor misses it and the point is undecidable."""
         self.probes[buffer_pkts] = utilization
+        self.halfwidths[buffer_pkts] = halfwidth
         if math.isnan(utilization):
             self.unreachable = f"the run at {buffer_pkts:,} packets failed"
+        elif abs(utilization - target) <= halfwidth and not (utilization >= target and halfwidth == 0):
+            known = f"between {self.lo + 1:,} and {self.hi:,}" if self.verified else f"above {self.lo:,}"
+            at = f"utilization {utilization:.4f}"
+            said = (
+                f"{at} ± {halfwidth:.4f} at {buffer_pkts:,} packets holds the target {target}"
+                if math.isfinite(halfwidth)
+                else f"{at} at {buffer_pkts:,} packets has no interval (its batch means stayed correlated to its cap)"
+            )
+            self.undecidable = f"{said}; the minimum is {known} packets"
         elif not self.verified:
             if utilization >= target:
                 self.verified = True
@@ -71,27 +98,35 @@ class Search:
             self.lo, self.hi = buffer_pkts, 2 * buffer_pkts + 1  # the guess was too small
 
 
+Measured = tuple[float, float, int]
+"""A probe's (utilization, half-width, packets simulated): nan when its run failed, 0 without a
+precision."""
+
+
 def bisect(
     searches: list[Search],
     target: float,
     seeds: tuple[int, ...],
-    measure: Callable[[list[tuple[Search, int, int]]], list[float]],
+    measure: Callable[[list[tuple[Search, int, int]]], list[Measured]],
     progress: Callable[[int, list[Search]], None] | None = None,
 ) -> list[Search]:
     """Rounds of bisection over every unresolved search; `measure` runs one round's probes (one
-    (search, buffer_pkts, seed) each) wherever it likes and returns their utilizations (nan when
-    a run failed). Each probe's value is the mean over seeds. `progress(round, searches)` is
-    called before each round."""
+    (search, buffer_pkts, seed) each) wherever it likes and returns what it measured. A probe's
+    value is the mean over seeds (with a precision there is one seed, and its interval).
+    `progress(round, searches)` is called before each round."""
     for round_no in range(1, 65):
         probes = [(s, s.next_buffer()) for s in searches if not s.done]
         if not probes:
             break
         if progress:
             progress(round_no, searches)
-        util = measure([(s, b, seed) for s, b in probes for seed in seeds])
+        got = measure([(s, b, seed) for s, b in probes for seed in seeds])
         for k, (s, b) in enumerate(probes):
-            values = [u for u in util[k * len(seeds) : (k + 1) * len(seeds)] if not math.isnan(u)]
-            s.record(b, sum(values) / len(values) if values else math.nan, target)
+            mine = got[k * len(seeds) : (k + 1) * len(seeds)]
+            s.packets += sum(m[2] for m in mine)
+            values = [m[0] for m in mine if not math.isnan(m[0])]
+            halfwidth = mine[0][1] if len(mine) == 1 and values else 0.0
+            s.record(b, sum(values) / len(values) if values else math.nan, target, halfwidth)
     return searches
 
 
@@ -105,17 +140,25 @@ def min_buffer_search(
     unreachable: list[str | None] | None = None,
     quiet: bool = False,
     progress: Callable[[int, list[Search]], None] | None = None,
+    precision: dict[str, Any] | None = None,
 ) -> list[Search]:
     """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses, up to
     MAX_BUFFER_GROWTH x hi. Probes run as sweeps on Ray (`quiet`: without their progress) and are
-    stored as runs. `unreachable`: per point, a reason known before any probe (or None)."""
+    stored as runs. `unreachable`: per point, a reason known before any probe (or None).
+    `precision`: the base config's precision section, if it names utilization (see the module's
+    comment)."""
 
-    def on_ray(probes: list[tuple[Search, int, int]]) -> list[float]:
-        status, run_ids = run_points(
-            base_overrides, [{**s.point, "buffer_pkts": b, "seed": seed} for s, b, seed in probes], quiet=quiet
-        )
-        util = ok_run_values(results_dir, run_ids, "utilization")
-        return [util[i][0] if i in util else math.nan for i in run_ids]
+    if precision is not None:  # every probe stops once its interval is clear of the target
+        base_overrides = [*base_overrides, f"precision.decide_at={target}"]
+    precise = Precise(base_overrides, results_dir, target, quiet) if precision is not None else None
+
+    def on_ray(probes: list[tuple[Search, int, int]]) -> list[Measured]:
+        asked = [{**s.point, "buffer_pkts": b, "seed": seed} for s, b, seed in probes]
+        if precise is not None:
+            return precise.measure(asked, precision)  # type: ignore[arg-type]
+        status, run_ids = run_points(base_overrides, asked, quiet=quiet)
+        got = ok_run_values(results_dir, run_ids, "utilization", PACKETS)
+        return [(got[i][0], 0.0, round(got[i][1])) if i in got else (math.nan, 0.0, 0) for i in run_ids]
 
     why = unreachable or [None] * len(points)
     searches = [Search(p, -1, h, cap=MAX_BUFFER_GROWTH * h, unreachable=w) for p, h, w in zip(points, hi, why)]

@@ -20,6 +20,8 @@ CONFIG_FIELDS: list[pa.Field] = [f for _, f, _ in config_columns()]
 """The columns a run's config fills in a results table."""
 SUMMARY_METRICS: tuple[str, ...] = tuple(c["name"] for c in TABLES["summary"])
 """The summary's metrics, in engine order."""
+SUMMARY_NUMBERS: tuple[str, ...] = tuple(c["name"] for c in TABLES["summary"] if not c["type"].startswith("string"))
+"""The summary's numeric metrics (stop_reason is text)."""
 WALL_CLOCK_METRICS = ("wall_s", "events_per_s", "pkts_per_s")
 """Metrics that measure the machine, not the network: they differ between identical runs."""
 

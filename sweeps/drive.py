@@ -95,7 +95,7 @@ def failed_results(batch: list[Job], error: str) -> list[JobResult]:
 
 
 def drive(
-    jobs: Iterator[tuple[Job, Any, list[str]]],
+    jobs: Iterator[tuple[Job, Any, list[str]] | None],
     ray_cfg: dict[str, Any],
     counts: Any,
     collect: Any,
@@ -103,8 +103,9 @@ def drive(
     console: Console,
     restart: bool,
 ) -> None:
-    """Runs `jobs` on Ray, handing each batch's results to `collect`. `restart`: the embedded Ray
-    this sweep started may be restarted if its node dies."""
+    """Runs `jobs` on Ray, handing each batch's results to `collect`. A None from `jobs` means
+    "nothing yet": the loop waits for a result and asks again. `restart`: the embedded Ray this
+    sweep started may be restarted if its node dies."""
     import ray
     from ray.exceptions import RayError, RayTaskError
 
@@ -129,7 +130,10 @@ def drive(
         """The next batch of up to batch_size jobs of one backend, and whether the jobs ran out."""
         batch: list[Job] = []
         meta: dict[int, Any] = {}
-        for job, spec, overrides in itertools.chain([held.pop()] if held else [], jobs):
+        for item in itertools.chain([held.pop()] if held else [], jobs):
+            if item is None:  # nothing to run until a result arrives (`sweeps.mrip`)
+                return batch, meta, False
+            job, spec, overrides = item
             if batch and job.backend != batch[0].backend:
                 held.append((job, spec, overrides))
                 return batch, meta, False

@@ -32,6 +32,7 @@ from sweeps.backends import DEFAULT as DEFAULT_BACKEND
 from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.drive import drive
 from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure, exit_usage, python_cmd
+from sweeps.mrip import Mrip, MripGrid, replicated, store_points, stored_values
 from sweeps.reaper import watch_driver
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
@@ -65,6 +66,7 @@ class OneJob:
 
 def sweep_id_of(name: str | None, grid: JobSource) -> str:
     """Same grid (same experiment, same axes and values) = same sweep: a rerun resumes it."""
+    grid = getattr(grid, "inner", grid)  # a replicated grid (`MripGrid`) is its grid's sweep
     axes = getattr(grid, "axes", None)
     if hasattr(grid, "identity"):
         desc = grid.identity()
@@ -193,6 +195,7 @@ def _progress(console: Console) -> Progress:
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}"),  # a replicated sweep's precision so far (`Mrip.status`)
         console=console,
         transient=False,
         refresh_per_second=2,  # the driver shares the machine with the simulations
@@ -366,6 +369,14 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False, quiet: 
     n = len(grid)
     if n == 0:
         exit_usage("empty grid: a sweep axis has no values")
+    if replicated(grid):
+        try:
+            grid = MripGrid(grid)
+        except UsageError as e:
+            exit_usage(str(e))
+        except (ValueError, TypeError):
+            pass  # a precision value of the wrong type: _validate names its key
+        n = len(grid)
     if n > CONFIRM_ABOVE and s.get("confirm", True):
         _confirm(grid, n, s)
     _check_services(s, inline)
@@ -468,30 +479,39 @@ def _execute(
     sweep_id: str,
     name: str,
     tracker: Any,
+    mrip: Mrip | None = None,
 ) -> Execution:
-    """Runs the pending jobs (inline or on Ray) under a progress bar, buffering results to the store."""
+    """Runs the pending jobs (inline or on Ray) under a progress bar, buffering results to the
+    store; with `mrip`, the replications it asks for (`Mrip.feed`) instead of `todo`."""
     buffer = ResultBuffer(tracked=tracker is not None)
     debug = s.get("debug") or {}
 
-    def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]]]:
+    def make(i: int, overrides: list[str], job: dict[str, Any]) -> tuple[Job, RunSpec, list[str]]:
+        spec = build_spec(job)
+        return (
+            Job(
+                i,
+                spec.run_id,
+                spec.sim.to_dict(),
+                spec.fault("fail_when", debug),
+                spec.fault("crash_when", debug),
+                spec.params["backend"],
+                s["limits"]["job_timeout_s"],
+            ),
+            spec,
+            overrides,
+        )
+
+    def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]] | None]:
         # Specs are rebuilt here rather than kept from validation: ~60 us each, while keeping
         # them would hold ~150 MB for a 100,000-job grid.
+        if mrip is not None:
+            assert isinstance(grid, MripGrid)
+            yield from mrip.feed(lambda i: make(i, grid.overrides_at(i), grid.job_at(i)))
+            return
         for i, overrides, job in grid.jobs():
             if i in todo:
-                spec = build_spec(job)
-                yield (
-                    Job(
-                        i,
-                        spec.run_id,
-                        spec.sim.to_dict(),
-                        spec.fault("fail_when", debug),
-                        spec.fault("crash_when", debug),
-                        spec.params["backend"],
-                        s["limits"]["job_timeout_s"],
-                    ),
-                    spec,
-                    overrides,
-                )
+                yield make(i, overrides, job)
 
     started_ray = False
     watcher = None
@@ -499,12 +519,14 @@ def _execute(
     lost = ""
     with _progress(console) as progress:
         task = progress.add_task(
-            name, total=counts.total, completed=counts.cached, ok=0, failed=0, cached=counts.cached, running=0
+            name, total=counts.total, completed=counts.cached, ok=0, failed=0, cached=counts.cached, running=0, note=""
         )
 
         def update() -> None:
             progress.update(
                 task,
+                total=counts.total,
+                note=mrip.status() if mrip is not None else "",
                 completed=counts.cached + counts.ok + counts.failed,
                 ok=counts.ok,
                 failed=counts.failed,
@@ -520,6 +542,9 @@ def _execute(
                     counts.ok += 1
                 else:
                     counts.failed += 1
+                if mrip is not None:
+                    mrip.record(res.run_id, res.status == "ok", res.summary)
+                    counts.total = mrip.planned()
             if buffer.due():
                 buffer.flush(store, sweep_id, tracker)
             update()
@@ -527,13 +552,20 @@ def _execute(
         t_start = time.monotonic()
         ray_s = 0.0
         t_run = stop_s = 0.0
+        work = bool(todo) if mrip is None else not mrip.done()
         try:
-            if todo and inline:
-                for job, spec, overrides in pending_jobs():
+            if work and inline:
+                for item in pending_jobs():
+                    assert item is not None  # inline, every replication asked for has its result
+                    job, spec, overrides = item
                     collect(run_jobs([job], 0), {job.index: (spec, overrides)}, 0)
-            elif todo:
+            elif work:
                 console.print("starting Ray..." if not s["ray"].get("address") else "attaching to Ray...")
                 started_ray = _ray_init(s["ray"])
+                if mrip is not None:
+                    import ray
+
+                    mrip.ahead = max(1, int(ray.cluster_resources().get("CPU", 1)))
                 watcher = watch_driver() if started_ray else None  # ends Ray's agents if we are killed
                 ray_s = time.monotonic() - t_start
                 t_start = time.monotonic()
@@ -597,6 +629,11 @@ def _run_locked(
     name = s.get("name") or s["job_name"]
     sweep_id = sweep_id_of(name, grid)
     counts, todo = _plan(store, run_ids, bool(s.get("force")), console)
+    mrip = None
+    if isinstance(grid, MripGrid):
+        mrip = Mrip(grid, run_ids, {} if s.get("force") else stored_values(store, run_ids))
+        counts = Counts(mrip.planned())
+        counts.cached = mrip.cached
     store.write_members(sweep_id, name, run_ids)
     tracker = None
     # A fully cached sweep too, if it stored runs of its own: MLflow may lack what a crash left out.
@@ -609,8 +646,20 @@ def _run_locked(
                 f"MLflow: {tracker.replaced} child runs left incomplete or twice by an earlier attempt "
                 "deleted; their runs are logged again"
             )
-    console.print(f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run -> {store.root}")
-    ex = _execute(grid, s, store, todo, counts, console, inline, sweep_id, name, tracker)
+    if mrip is None:
+        console.print(
+            f"sweep {sweep_id} ({name}): {n} jobs, {counts.cached} cached, {len(todo)} to run -> {store.root}"
+        )
+    else:
+        seeds = sorted({(p.min_seeds, p.max_seeds) for p in mrip.points})
+        bounds = ", ".join(f"{lo}-{hi}" for lo, hi in seeds)
+        console.print(
+            f"sweep {sweep_id} ({name}): {len(mrip.points)} points of {bounds} replications, "
+            f"{mrip.cached} stored -> {store.root}"
+        )
+    ex = _execute(grid, s, store, todo, counts, console, inline, sweep_id, name, tracker, mrip)
+    if mrip is not None:
+        store_points(mrip, store, sweep_id, tracker, console)
     if not ex.interrupted:
         store.dedupe()
         store.rewrite(sweep_id)

@@ -355,16 +355,30 @@ NEUTRAL_SECTIONS = ("precision",)
 hashed only when set, as NEUTRAL_AT_DEFAULT's parameters."""
 
 
+POINT_LEVEL = {"precision": ("min_seeds", "max_seeds")}
+"""Parameters that say how many replications a sweep point gets (`sweeps.mrip`), not what a run
+does: never hashed, so a replication is the same stored run whatever the point's seed bounds."""
+
+
+def _without_point_level(config: dict[str, Any]) -> dict[str, Any]:
+    out = dict(config)
+    for section, keys in POINT_LEVEL.items():
+        if isinstance(out.get(section), dict):
+            out[section] = {k: v for k, v in out[section].items() if k not in keys}
+    return out
+
+
 @functools.cache
 def _section_defaults() -> dict[str, Any]:
-    d = sim.SimConfig().to_dict()
+    d = _without_point_level(sim.SimConfig().to_dict())
     return {k: d[k] for k in NEUTRAL_SECTIONS}
 
 
 def hashed_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The config (`SimConfig.to_dict()`) as ids hash it: without NEUTRAL_AT_DEFAULT's parameters
-    and NEUTRAL_SECTIONS while they hold their default."""
+    """The config (`SimConfig.to_dict()`) as ids hash it: without POINT_LEVEL's parameters, and
+    without NEUTRAL_AT_DEFAULT's parameters and NEUTRAL_SECTIONS while they hold their default."""
     defaults = _section_defaults()
+    config = _without_point_level(config)
     out = {k: v for k, v in config.items() if k not in defaults or v != defaults[k]}
     for (section, key), default in NEUTRAL_AT_DEFAULT.items():
         inner = out.get(section)

@@ -29,6 +29,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from sim._core import PRECISION_METRICS
 from sim.result import CLASSES_SCHEMA, CONTROL_SCHEMA, FLOWS_SCHEMA, LINKS_SCHEMA, SUMMARY_SCHEMA, TIMESERIES_SCHEMA
 from sweeps.schema import SWEEP_ONLY_KEYS, SWEEP_TYPES
 
@@ -128,6 +129,40 @@ MEMBERS_SCHEMA = pa.schema(
 """`members/sweep_id=<id>/members.parquet`: every job of a sweep, cached ones included. A run_id
 does not depend on the sweep's name, so a run that another preset stored first keeps that preset's
 name in `runs`; this is how a preset still finds it (`analysis.db.connect(name=...)`)."""
+POINTS = "points"
+POINTS_SCHEMA = pa.schema(
+    [
+        pa.field("point_index", pa.int64(), metadata=_doc("", "the point's position in the sweep's grid")),
+        pa.field("overrides", pa.string(), metadata=_doc("", "the point's Hydra overrides (its seed the first's)")),
+        pa.field("seed", pa.int64(), metadata=_doc("", "the first replication's seed (the others follow: seed + k)")),
+        pa.field("replications", pa.int64(), metadata=_doc("count", "the seeds behind the point's intervals")),
+        pa.field("min_seeds", pa.int64(), metadata=_doc("count", "precision.min_seeds")),
+        pa.field("max_seeds", pa.int64(), metadata=_doc("count", "precision.max_seeds")),
+        pa.field(
+            "stop_reason",
+            pa.string(),
+            metadata=_doc(
+                "",
+                "precision (every named metric met its target), decided (the first one's interval "
+                "excludes precision.decide_at), max_seeds, or failed (a replication did)",
+            ),
+        ),
+        pa.field("metrics", pa.string(), metadata=_doc("", "the named metrics, comma-separated: those that decide")),
+        pa.field("confidence", pa.float64(), metadata=_doc("1", "the intervals' confidence level")),
+        pa.field("run_ids", pa.list_(pa.string()), metadata=_doc("", "the replications behind the point, by seed")),
+    ]
+    + [
+        pa.field(f"{m}_{what}", pa.float64(), metadata=_doc("", doc.format(m=m)))
+        for m in PRECISION_METRICS
+        for what, doc in (
+            ("mean", "{m}: the mean over the point's replications"),
+            ("halfwidth", "{m}: the half-width of its t interval across replications (NULL under two)"),
+            ("target", "{m}: the half-width it had to reach (NULL if {m} was not named)"),
+        )
+    ]
+)
+"""`points/sweep_id=<id>/points.parquet`: one row per point of a sweep with replications
+(`sweeps.mrip`, precision.max_seeds > 1), rewritten whole at the end of each attempt."""
 
 
 def open_fs(results_dir: str) -> tuple[pafs.FileSystem, str]:
@@ -233,6 +268,10 @@ class Store:
             schema=MEMBERS_SCHEMA,
         )
         self._write(table, f"{self._dir(MEMBERS, sweep_id)}/members.parquet")
+
+    def write_points(self, sweep_id: str, table: pa.Table) -> None:
+        """Records the sweep's points (replacing an earlier record of the same sweep_id)."""
+        self._write(table.cast(POINTS_SCHEMA), f"{self._dir(POINTS, sweep_id)}/points.parquet")
 
     # -- checks -------------------------------------------------------------------------------
     def check_writable(self) -> None:

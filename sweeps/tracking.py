@@ -149,6 +149,10 @@ def run_note(experiment_id: str, mlflow_run_id: str) -> str:
     )
 
 
+POINT_ROLE = "point"
+"""The buffersweep_role of a replicated point's summary run (`Tracker.log_points`)."""
+
+
 def parent_run(client: Any, experiment_ids: list[str], sweep_id: str) -> Any | None:
     """A sweep's parent run (tags sweep_id and buffersweep_role), if it has one."""
     where = f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'"
@@ -278,6 +282,8 @@ class Tracker:
         keep: dict[str, Any] = {}
         drop = []
         for r in child_runs(self.client, self.experiment_id, self.parent_id):
+            if r.data.tags.get("buffersweep_role") == POINT_ROLE:
+                continue  # a point's summary (`log_points`), logged afresh at the end of each attempt
             rid = r.data.tags.get("run_id", "")
             if not complete(r):
                 drop.append(r)
@@ -341,6 +347,47 @@ class Tracker:
         if metrics:
             self.client.log_batch(self.parent_id, metrics=metrics)
         self.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
+
+    def log_points(self, rows: list[dict[str, Any]], sweep_id: str) -> None:
+        """One run per replicated point (`sweeps.mrip`) under the parent, replacing an earlier
+        attempt's: its axes as params, and per metric the mean beside its half-width and
+        interval (`<metric>`, `<metric>_halfwidth`, `<metric>_ci_low`, `<metric>_ci_high`)."""
+        from mlflow.entities import Metric, Param, RunTag
+
+        for r in child_runs(self.client, self.experiment_id, self.parent_id):
+            if r.data.tags.get("buffersweep_role") == POINT_ROLE:
+                self.client.delete_run(r.info.run_id)
+        now = int(time.time() * 1000)
+        for row in rows:
+            axes = [
+                o.lstrip("+") for o in row["overrides"].split() if column_of(o.lstrip("+").split("=")[0]) in self.swept
+            ]
+            run = self.client.create_run(
+                self.experiment_id,
+                run_name="point " + (" ".join(axes) or str(row["point_index"])),
+                tags={
+                    "mlflow.parentRunId": self.parent_id,
+                    "sweep_id": sweep_id,
+                    "buffersweep_role": POINT_ROLE,
+                    "stop_reason": row["stop_reason"],
+                    "run_ids": ",".join(row["run_ids"]),
+                },
+            )
+            metrics = [Metric("replications", float(row["replications"]), now, 0)]
+            for key, value in row.items():
+                if key.endswith("_mean") and value is not None:
+                    m, hw = key[: -len("_mean")], row[key.replace("_mean", "_halfwidth")]
+                    metrics.append(Metric(m, float(value), now, 0))
+                    if hw is not None:
+                        metrics += [
+                            Metric(f"{m}_{k}", float(v), now, 0)
+                            for k, v in (("halfwidth", hw), ("ci_low", value - hw), ("ci_high", value + hw))
+                        ]
+            params = [Param(a.split("=", 1)[0], a.split("=", 1)[1][:500]) for a in axes if "=" in a]
+            self.client.log_batch(
+                run.info.run_id, metrics=metrics, params=params, tags=[RunTag("seed", str(row["seed"]))]
+            )
+            self.client.set_terminated(run.info.run_id, status="FINISHED")
 
     def log_sweep_plot(self, rows: list[dict[str, Any]]) -> None:
         """The sweep's summary plot (`sweep_plot.py`) as `sweep_summary.png` on the parent run."""
@@ -474,14 +521,14 @@ class _ChildLogger:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from sim.result import SUMMARY_METRICS
+        from sim.result import SUMMARY_NUMBERS
         from sweeps.mlflow_bulk import ChildRun
         from sweeps.sweep_plot import bottleneck_rows
 
         # Six significant digits: readable in the UI's table; the exact values are in Parquet.
         metrics = [
             (k, float(f"{float(row[k]):.6g}"), now, 0)
-            for k in SUMMARY_METRICS
+            for k in SUMMARY_NUMBERS
             if row.get(k) is not None and row[k] == row[k]
         ]
         rows = bottleneck_rows(ts)
@@ -517,6 +564,8 @@ class _ChildLogger:
             "status": row["status"],
             "buffersweep_role": "child",
         }
+        if row.get("stop_reason"):  # a run that stops on precision says why it stopped
+            tags["stop_reason"] = row["stop_reason"]
         status = "FINISHED" if row["status"] == "ok" else "FAILED"
         start_ms, end_ms = job_times_ms(row)
         return ChildRun(

@@ -249,7 +249,8 @@ crate::table! {
         /// Bottleneck packets per wall-clock second (whole run).
         pkts_per_s: f64, unit "1/s";
         /// Why the run ended with precision on: precision (every interval met its target),
-        /// max_duration (precision.max_duration_s) or duration (duration_s); NULL without precision.
+        /// decided (the first one lay wholly above or below precision.decide_at), max_duration
+        /// (precision.max_duration_s) or duration (duration_s); NULL without precision.
         stop_reason: Option<String>, unit "";
         /// The warm-up cut from the sampled series before the intervals (MSER-5's, or
         /// precision.warmup); the metrics named in precision.metrics are the mean of their series

@@ -288,6 +288,14 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
+/// Student's t interval at `confidence` over independent values (a sweep point's replications):
+/// (mean, half-width, count), or None under two values. The engine's own rule
+/// (`precision::stats::t_interval`), so that a run and a point decide alike.
+#[pyfunction]
+fn t_interval(values: Vec<f64>, confidence: f64) -> Option<(f64, f64, usize)> {
+    crate::precision::stats::t_interval(&values, confidence).map(|i| (i.mean, i.halfwidth, i.batches))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
@@ -295,7 +303,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(t_interval, m)?)?;
     m.add("ENGINE_VERSION", crate::ENGINE_VERSION)?;
+    m.add("PRECISION_METRICS", crate::precision::METRICS.to_vec())?;
     m.add("ROW_WISE_MAX_ROWS", ROW_WISE_MAX_ROWS)?;
     Ok(())
 }

@@ -87,3 +87,31 @@ def test_one_point_and_unreachable_targets_are_answered(tmp_path):
     assert "unreachable: the windows cap utilization at about 0.06" in res.stdout, res.stdout
     runs = analysis.db.connect(results).execute("SELECT count(*) FROM runs WHERE wmax_pkts = 4").fetchone()[0]
     assert runs == 0
+
+
+def test_with_a_precision_every_decision_rests_on_an_interval_clear_of_the_target(tmp_path):
+    """Issue 57, part 3: a probe meets the target only when its interval lies above it, misses only
+    when below (each run stops as soon as it is clear, `precision.decide_at`); a point whose probe
+    stays within noise is named undecidable."""
+    results = tmp_path / "results"
+    common = ["flows=2,8", "core_mbps=5", "rtt_ms=40", "rtt_spread_ms=10", "duration_s=10", "warmup_s=2"]
+    precision = ["precision.metrics=[utilization]", "precision.halfwidth=0.01", "precision.max_duration_s=60"]
+    res = cli("target=0.9", *common, *precision, "sample_interval_s=0.02", f"results_dir={results}", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    found = {int(n): int(b) for n, b in re.findall(r"│\s+(\d+) │\s+(\d+) │[^│]+│[^│]+±[^│]+│\s+25 │", res.stdout)}
+    undecidable = {int(n) for n in re.findall(r"^undecidable: flows=(\d+):", res.stdout, re.M)}
+    assert set(found) | undecidable == {2, 8} and not set(found) & undecidable, res.stdout
+    con = analysis.db.connect(results)
+    probes = con.execute(
+        "SELECT flows, buffer_pkts, utilization, utilization_halfwidth, stop_reason FROM runs WHERE status = 'ok'"
+    ).fetchall()
+    assert probes and all(r[4] in ("decided", "precision", "max_duration", "duration") for r in probes)
+    for _, _, u, hw, stop in probes:
+        if stop == "decided":
+            assert abs(u - 0.9) > hw, (u, hw)
+    by = {(f, b): (u, hw) for f, b, u, hw, _ in probes}
+    for flows, b in found.items():
+        u, hw = by[(flows, b)]
+        assert u - hw > 0.9  # the answer's interval lies above the target...
+        u, hw = by[(flows, b - 1)]
+        assert u + hw < 0.9  # ...and one packet less lies below it

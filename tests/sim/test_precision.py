@@ -80,3 +80,12 @@ def test_bad_precision_on_the_command_line_exits_2_before_any_job():
     assert res.returncode == 2, res.stderr
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: precision.halfwidth: element 0 must be > 0"), res.stderr
+
+
+def test_a_run_deciding_against_a_threshold_stops_once_its_interval_is_clear_of_it():
+    loose = dict(metrics=["utilization"], halfwidth=1e-6, max_duration_s=300)
+    capped = row(duration_s=60, precision=loose)
+    r = row(duration_s=60, precision={**loose, "decide_at": 0.5})  # far below this run's utilization
+    assert capped["stop_reason"] == "max_duration" and r["stop_reason"] == "decided"
+    assert r["measured_s"] < capped["measured_s"]
+    assert r["utilization"] - r["utilization_halfwidth"] > 0.5

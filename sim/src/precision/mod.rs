@@ -40,6 +40,9 @@ crate::params! {
         max_duration_s: Option<f64> = None, unit "s", check opt(positive(1e6));
         /// Warm-up cut from the sampled series before its intervals: "auto" (MSER-5) or seconds.
         warmup: String = "auto".to_string(), unit "s";
+        /// A threshold to decide against (a search's target): the run, or a sweep point's seeds,
+        /// also stop as soon as the first named metric's interval lies wholly above or below it.
+        decide_at: Option<f64> = None, unit "1";
         /// Replications of a sweep point: at least this many seeds (seed, seed + 1, ...).
         min_seeds: i64 = 1, unit "count", check crate::params::int_in(1, 10_000);
         /// Seeds added, in order, until every metric's interval across seeds meets its target.
@@ -67,6 +70,9 @@ impl PrecisionConfig {
             return err("min_seeds", format!("must be <= max_seeds ({}), got {}", self.max_seeds, self.min_seeds));
         }
         if !self.on() {
+            if self.max_seeds > 1 {
+                return err("metrics", "name the metrics whose intervals across seeds decide (max_seeds > 1)".into());
+            }
             return Ok(());
         }
         let n = self.halfwidth.0.len();
@@ -105,6 +111,7 @@ impl PrecisionConfig {
 pub const STOP_DURATION: &str = "duration";
 pub const STOP_PRECISION: &str = "precision";
 pub const STOP_MAX_DURATION: &str = "max_duration";
+pub const STOP_DECIDED: &str = "decided";
 
 /// One sample interval of the bottleneck: each of METRICS' values.
 pub type Sample = [f64; 5];
@@ -120,6 +127,8 @@ pub struct Tracker {
     delay_at_sample: (u64, u64),
     /// The last check's outcome: (warm-up in samples, each named metric's interval).
     last: Option<(usize, Vec<Option<Interval>>)>,
+    /// Why the run may stop, once it may: STOP_PRECISION or STOP_DECIDED.
+    pub reason: Option<&'static str>,
 }
 
 /// Checks start once the series holds this many samples past the warm-up, and come each time
@@ -137,6 +146,7 @@ impl Tracker {
             next_check: stats::FINE_BATCHES * stats::MIN_BATCH_SAMPLES,
             delay_at_sample: (0, 0),
             last: None,
+            reason: None,
         })
     }
 
@@ -170,8 +180,19 @@ impl Tracker {
         let conf = self.cfg.confidence;
         let cis: Vec<Option<Interval>> = self.series.iter().map(|s| stats::batch_interval(&s[warm..], conf)).collect();
         let met = cis.iter().enumerate().all(|(i, ci)| ci.is_some_and(|c| c.halfwidth <= self.cfg.target(i, c.mean)));
+        let decided = self
+            .cfg
+            .decide_at
+            .is_some_and(|t| cis[0].is_some_and(|c| c.mean - c.halfwidth > t || c.mean + c.halfwidth < t));
         self.last = Some((warm, cis));
-        met
+        self.reason = if met {
+            Some(STOP_PRECISION)
+        } else if decided {
+            Some(STOP_DECIDED)
+        } else {
+            None
+        };
+        met || decided
     }
 
     /// At the end of the run: the warm-up, and for each METRICS entry that is named its series'

@@ -191,7 +191,7 @@ impl World<'_> {
         if let (Some(t), Some((sample, delay))) = (self.precision.as_mut(), bottleneck) {
             if t.sample(sample, delay) {
                 self.end = self.now;
-                self.stop_reason = Some(crate::precision::STOP_PRECISION);
+                self.stop_reason = t.reason;
             }
         }
         self.meters.last_sample = self.now;
