@@ -61,6 +61,7 @@ bench: install
 	$(BIN)/python -m bench.engine --baseline 0cd694d
 	$(BIN)/python -m bench.orchestration
 	$(BIN)/python -m bench.backends
+	$(BIN)/python -m bench.precision
 	$(BIN)/python -m bench.htsim
 	tests/netns $(BIN)/python -m bench.cluster
 

@@ -377,6 +377,7 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False, quiet: 
         except (ValueError, TypeError):
             pass  # a precision value of the wrong type: _validate names its key
         n = len(grid)
+        inline = False  # a single run's replications too run at once, on Ray
     if n > CONFIRM_ABOVE and s.get("confirm", True):
         _confirm(grid, n, s)
     _check_services(s, inline)
