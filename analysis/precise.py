@@ -71,7 +71,7 @@ class Precise:
                 out.append((math.nan, 0.0, 0, True, 1))
                 continue
             u, hw, stop, packets = got[rid]
-            out.append((u, math.inf if hw is None else hw, round(packets), stop not in STOPPED_EARLY, 1))
+            out.append((u, math.inf if hw is None else hw, round(packets or 0), stop not in STOPPED_EARLY, 1))
         return out
 
     def _points(

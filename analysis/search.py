@@ -68,7 +68,7 @@ class Search:
         if math.isnan(utilization):
             self.unreachable = f"the run at {buffer_pkts:,} packets failed"
         elif abs(utilization - target) <= halfwidth and not (utilization >= target and halfwidth == 0):
-            known = f"between {self.lo + 1:,} and {self.hi:,}" if self.verified else f"above {self.lo:,}"
+            known = f"between {self.lo + 1:,} and {self.hi:,}" if self.verified else f"above {max(self.lo, 0):,}"
             at = f"utilization {utilization:.4f}"
             said = (
                 f"{at} ± {halfwidth:.4f} at {buffer_pkts:,} packets holds the target {target}"
@@ -158,7 +158,7 @@ def min_buffer_search(
             return precise.measure(asked, precision)  # type: ignore[arg-type]
         status, run_ids = run_points(base_overrides, asked, quiet=quiet)
         got = ok_run_values(results_dir, run_ids, "utilization", PACKETS)
-        return [(got[i][0], 0.0, round(got[i][1])) if i in got else (math.nan, 0.0, 0) for i in run_ids]
+        return [(got[i][0], 0.0, round(got[i][1] or 0)) if i in got else (math.nan, 0.0, 0) for i in run_ids]
 
     why = unreachable or [None] * len(points)
     searches = [Search(p, -1, h, cap=MAX_BUFFER_GROWTH * h, unreachable=w) for p, h, w in zip(points, hi, why)]
