@@ -148,9 +148,10 @@ def min_buffer_search(
     `precision`: the base config's precision section, if it names utilization (see the module's
     comment)."""
 
+    precise = None
     if precision is not None:  # every probe stops once its interval is clear of the target
         base_overrides = [*base_overrides, f"precision.decide_at={target}"]
-    precise = Precise(base_overrides, results_dir, target, quiet) if precision is not None else None
+        precise = Precise(base_overrides, results_dir, target, quiet)
 
     def on_ray(probes: list[tuple[Search, int, int]]) -> list[Measured]:
         asked = [{**s.point, "buffer_pkts": b, "seed": seed} for s, b, seed in probes]

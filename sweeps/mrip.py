@@ -64,6 +64,8 @@ class Point:
     submitted: set[int] = field(default_factory=set)
     n: int = 0
     """The replications behind its answer, once it has stopped."""
+    checked: int = 1
+    """Prefixes up to this many replications are known to decide nothing (their values are final)."""
     stop: str | None = None
     widest: tuple[float, str] = (math.inf, "")
     """(the widest named interval over its target, that metric) at the last look."""
@@ -87,8 +89,7 @@ class Point:
             out.append((iv[0], iv[1]) if iv else (vals[0], math.nan))  # type: ignore[list-item]
         return out
 
-    def _meets(self, n: int) -> bool:
-        ivs = self.intervals(n)
+    def _meets(self, ivs: list[tuple[float, float] | None]) -> bool:
         worst = (0.0, "")
         for i, name in enumerate(self.metrics):
             iv = ivs[PRECISION_METRICS.index(name)]
@@ -97,11 +98,11 @@ class Point:
         self.widest = worst
         return worst[0] <= 1.0
 
-    def _decided(self, n: int) -> bool:
+    def _decided(self, ivs: list[tuple[float, float] | None]) -> bool:
         """The first named metric's interval lies wholly above or below decide_at."""
         if self.decide_at is None:
             return False
-        iv = self.intervals(n)[PRECISION_METRICS.index(self.metrics[0])]
+        iv = ivs[PRECISION_METRICS.index(self.metrics[0])]
         return iv is not None and not math.isnan(iv[1]) and abs(iv[0] - self.decide_at) > iv[1]
 
     def decide(self) -> None:
@@ -116,13 +117,15 @@ class Point:
         if failed is not None:
             self.stop, self.n = STOP_FAILED, failed
             return
-        for n in range(max(self.min_seeds, 2), known + 1):
-            if self._meets(n):
+        for n in range(max(self.min_seeds, 2, self.checked + 1), known + 1):
+            ivs = self.intervals(n)
+            if self._meets(ivs):
                 self.stop, self.n = STOP_PRECISION, n
                 return
-            if self._decided(n):
+            if self._decided(ivs):
                 self.stop, self.n = STOP_DECIDED, n
                 return
+            self.checked = n
         if known >= self.max_seeds:
             self.stop, self.n = STOP_MAX_SEEDS, self.max_seeds
 

@@ -71,6 +71,20 @@ def _wait(what: str, until, timeout_s: float, proc: subprocess.Popen) -> None:
         time.sleep(0.2)
 
 
+def reap(proc: subprocess.Popen, seen: set[int]) -> None:
+    """Ends a killed sweep's driver, waits a minute for what it started (the reaper ends Ray;
+    loggers notice within a second) and kills anything left, by PID."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(_cmdline(p) for p in seen):
+        time.sleep(0.5)
+    for p in seen:
+        if _cmdline(p):
+            os.kill(p, signal.SIGKILL)
+
+
 def test_a_dead_ray_node_and_a_killed_driver_cost_a_rerun_only(tmp_path):
     log = open(tmp_path / "first.log", "w")
     proc = subprocess.Popen(_cmd(tmp_path), cwd=tmp_path, env=_env(), stdout=log, stderr=subprocess.STDOUT)
@@ -90,15 +104,7 @@ def test_a_dead_ray_node_and_a_killed_driver_cost_a_rerun_only(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        deadline = time.monotonic() + 60  # the reaper ends Ray; loggers notice within a second
-        while time.monotonic() < deadline and any(_cmdline(p) for p in seen):
-            time.sleep(0.5)
-        for p in seen:  # anything left, by PID
-            if _cmdline(p):
-                os.kill(p, signal.SIGKILL)
+        reap(proc, seen)
     rerun = subprocess.run(_cmd(tmp_path), cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=1800)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     cached = int(re.search(r"(\d+) cached, \d+ to run", rerun.stderr).group(1))

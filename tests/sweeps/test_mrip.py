@@ -5,12 +5,10 @@ runs twice (docs/precision.md, "Replications")."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
 import sys
-import time
 
 import duckdb
 
@@ -19,7 +17,7 @@ from sweeps.api import JobList, compose_config
 from sweeps.mrip import STOP_MAX_SEEDS, STOP_PRECISION, Mrip, MripGrid
 from tests.conftest import ROOT
 from tests.sweeps.helpers import runs, sweep
-from tests.sweeps.test_faults import _cmdline, _env, _wait
+from tests.sweeps.test_faults import _env, _wait, reap
 from tests.sweeps.test_sweep_runs import _descendants
 
 POINT = ["flows=4", "duration_s=20", "precision.metrics=[utilization]", "precision.halfwidth=0.005"]
@@ -127,15 +125,7 @@ def test_killed_and_rerun_no_replication_runs_twice(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        deadline = time.monotonic() + 60  # the reaper ends Ray
-        while time.monotonic() < deadline and any(_cmdline(p) for p in seen):
-            time.sleep(0.5)
-        for p in seen:
-            if _cmdline(p):
-                os.kill(p, signal.SIGKILL)
+        reap(proc, seen)
     first = {r["run_id"]: r["exec_id"] for r in runs(tmp_path).to_pylist()}
     assert 0 < len(first) < 8
     rerun = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
