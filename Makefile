@@ -62,6 +62,7 @@ bench: install
 	$(BIN)/python -m bench.orchestration
 	$(BIN)/python -m bench.backends
 	$(BIN)/python -m bench.precision
+	$(BIN)/python -m bench.coverage
 	$(BIN)/python -m bench.htsim
 	tests/netns $(BIN)/python -m bench.cluster
 

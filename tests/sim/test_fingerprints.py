@@ -264,6 +264,17 @@ REFERENCE: dict[str, dict[str, Any]] = {
         **{**_DUMB, "wmax_pkts": 1000},
     ),
     "newreno_sack_retain": dict(tcp=dict(cc="newreno", recovery="sack_retain"), flows=20, buffer_pkts=3, **_DUMB),
+    # Added in 0.18.0: a run that stops on precision (issue 57), naming a time average and the
+    # two ratios (loss, delay), which 0.18.0 estimates as ratios of sums.
+    "precision": dict(
+        tcp="reno",
+        flows=20,
+        buffer_pkts=30,
+        precision=dict(
+            metrics=["utilization", "loss_rate", "mean_queue_delay_ms"], halfwidth=[0.02, 0.005, 5], max_duration_s=60
+        ),
+        **_DUMB,
+    ),
 }
 
 NULL_WAS_NAN = {

@@ -113,15 +113,15 @@ pub const STOP_PRECISION: &str = "precision";
 pub const STOP_MAX_DURATION: &str = "max_duration";
 pub const STOP_DECIDED: &str = "decided";
 
-/// One sample interval of the bottleneck: each of METRICS' values.
-pub type Sample = [f64; 5];
+/// One sample interval of the bottleneck: each of METRICS' (numerator, weight) (`stats::Obs`).
+pub type Sample = [stats::Obs; 5];
 
 /// A run's precision state: the series of each named metric, and the next check.
 pub struct Tracker {
     cfg: PrecisionConfig,
     /// Indices into METRICS of the named metrics.
     named: Vec<usize>,
-    series: Vec<Vec<f64>>,
+    series: Vec<Vec<stats::Obs>>,
     sample_s: f64,
     next_check: usize,
     delay_at_sample: (u64, u64),
@@ -154,7 +154,7 @@ impl Tracker {
     /// times and packets); true when the run may stop (every interval meets its target).
     pub fn sample(&mut self, mut s: Sample, delay: (u64, u64)) -> bool {
         let (sum, n) = (delay.0 - self.delay_at_sample.0, delay.1 - self.delay_at_sample.1);
-        s[4] = if n > 0 { sum as f64 / n as f64 / 1e6 } else { 0.0 };
+        s[4] = (sum as f64 / 1e6, n as f64);
         self.delay_at_sample = delay;
         for (k, &m) in self.named.iter().enumerate() {
             self.series[k].push(s[m]);
@@ -205,7 +205,7 @@ impl Tracker {
         let mut out = Outcome { warmup_s: w as f64 * self.sample_s, means: [None; 5], intervals: [None; 5] };
         for (k, &m) in self.named.iter().enumerate() {
             let tail = &self.series[k][w.min(self.series[k].len())..];
-            out.means[m] = (!tail.is_empty()).then(|| tail.iter().sum::<f64>() / tail.len() as f64);
+            out.means[m] = (!tail.is_empty()).then(|| stats::ratio(tail));
             out.intervals[m] = cis[k];
         }
         out

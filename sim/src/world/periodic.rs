@@ -3,7 +3,7 @@
 
 use super::World;
 use crate::event::Event;
-use crate::metrics::{ratio, utilization, LinkCounters};
+use crate::metrics::{utilization, LinkCounters};
 use crate::output::{ControlRow, TimeseriesRow};
 use crate::policy::{BufferPolicy, LinkContext, QueueView};
 use crate::queue::{Limit, QueueDiscipline};
@@ -182,8 +182,9 @@ impl World<'_> {
             if i == self.net.bottleneck && self.precision.is_some() {
                 let (sum, n) = (s.delay_sum_ns, s.delay_n);
                 let row = self.meters.ts.last().expect("just pushed");
-                bottleneck =
-                    Some(([row.utilization, ratio(c.drops, c.arrivals), row.goodput_mbps, q_mean, 0.0], (sum, n)));
+                let loss = (c.drops as f64, c.arrivals as f64);
+                let sample = [(row.utilization, 1.0), loss, (row.goodput_mbps, 1.0), (q_mean, 1.0), (0.0, 0.0)];
+                bottleneck = Some((sample, (sum, n)));
             }
             s.at_sample = at_now;
             s.delivered_at_sample = link_delivered;
