@@ -193,5 +193,17 @@ def _restrict_runs_where(con: duckdb.DuckDBPyConnection, tag: str, where: str, s
         )
 
 
+def counted_replications(con: duckdb.DuckDBPyConnection) -> None:
+    """Re-points the views at the replications their points counted: a replicated sweep
+    (precision.max_seeds > 1) also stores the replications that were still running when their
+    point met its target (docs/precision.md), which its `points` interval leaves out. Runs of
+    sweeps without points are kept."""
+    _restrict_runs_where(
+        con,
+        "counted",
+        "run_id IN (SELECT unnest(run_ids) FROM points) OR sweep_id NOT IN (SELECT sweep_id FROM points)",
+    )
+
+
 def sweeps_in(con: duckdb.DuckDBPyConnection) -> int:
     return con.sql("SELECT count(DISTINCT sweep_id) FROM runs").fetchall()[0][0]

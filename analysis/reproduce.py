@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -70,6 +71,9 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "dick_table": Reproduction(
         dick_table, "Dick 2005", "Reno vs NewReno buffer requirements at 45 Mb/s (with ns-2 beside)"
     ),
+    "dick_table_precision": Reproduction(
+        partial(dick_table, preset="dick_table_precision"), "Dick 2005", "dick_table at +-0.005 (95%) across seeds"
+    ),
     "stanford_min_buffer": Reproduction(
         stanford_min_buffer, "Appenzeller et al. 2004", "minimum buffer for 95% utilization vs flows"
     ),
@@ -95,6 +99,11 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "aqm_buffer_independence": Reproduction(
         aqm_buffer_independence, "RFC 8289, 8033, 8290", "utilization and sojourn vs buffer, per discipline"
     ),
+    "aqm_buffer_independence_precision": Reproduction(
+        partial(aqm_buffer_independence, name="aqm_buffer_independence_precision"),
+        "RFC 8289, 8033, 8290",
+        "aqm_buffer_independence at +-5% (95%) across seeds",
+    ),
     "fq_codel_isolation": Reproduction(
         fq_codel_isolation, "RFC 8290", "a sparse flow's delay beside 8 bulk flows: fq_codel vs codel vs drop-tail"
     ),
@@ -114,6 +123,11 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     ),
     "bbr_shallow_loss": Reproduction(
         bbr_shallow_loss, "Hock, Bless and Zitterbart 2017", "several BBR flows' loss and queue by buffer, beside CUBIC"
+    ),
+    "bbr_shallow_loss_precision": Reproduction(
+        partial(bbr_shallow_loss, preset="bbr_shallow_loss_precision"),
+        "Hock, Bless and Zitterbart 2017",
+        "bbr_shallow_loss at +-0.01 utilization, +-0.002 loss (95%) across seeds",
     ),
     "dctcp_threshold": Reproduction(
         dctcp_threshold, "Alizadeh et al. 2010", "DCTCP's utilization and queue vs its marking threshold K"

@@ -20,9 +20,11 @@ FULL_UTIL = 0.95
 
 
 # -- aqm_buffer_independence ----------------------------------------------------------------------
-def aqm_buffer_independence(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
-    """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    name = "aqm_buffer_independence"
+def aqm_buffer_independence(
+    results: str, rerun: bool, grid: tuple[str, ...] = (), name: str = "aqm_buffer_independence"
+) -> tuple[Report, Callable[[], None]]:
+    """`grid`: overrides that narrow the preset's grid (the tests' reduced one); `name`: this
+    preset or its precision variant (aqm_buffer_independence_precision)."""
     rc = sweep_cli(name, results, rerun, grid)
     con = stored(results, "engine", name)
     data = {

@@ -15,17 +15,20 @@ from sim import rules
 NAME = "bbr_shallow_loss"
 
 
-def bbr_shallow_loss(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
-    """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    rc = sweep_cli(NAME, results, rerun, grid)
-    con = stored(results, "engine", NAME)
-    path = con.execute("SELECT any_value(rtt_ms), any_value(pkt_bytes) FROM runs WHERE name = ?", [NAME]).fetchone()
+def bbr_shallow_loss(
+    results: str, rerun: bool, grid: tuple[str, ...] = (), preset: str = NAME
+) -> tuple[Report, Callable[[], None]]:
+    """`grid`: overrides that narrow the preset's grid (the tests' reduced one); `preset`: this one
+    or its precision variant (bbr_shallow_loss_precision)."""
+    rc = sweep_cli(preset, results, rerun, grid)
+    con = stored(results, "engine", preset)
+    path = con.execute("SELECT any_value(rtt_ms), any_value(pkt_bytes) FROM runs WHERE name = ?", [preset]).fetchone()
     rtt_ms, pkt_bytes = path if path and path[0] is not None else (0.0, 0)
     rows = con.execute(
         """SELECT tcp, core_mbps, flows, buffer_policy_factor, avg(loss_rate),
                 avg(mean_queue_pkts * 8 * pkt_bytes / (core_mbps * 1e3 * rtt_ms)), avg(utilization), count(*)
             FROM runs WHERE name = ? AND status = 'ok' GROUP BY ALL ORDER BY ALL""",
-        [NAME],
+        [preset],
     ).fetchall()
     data = {(t, m, n, f): dict(loss=loss, queue=q, util=u, seeds=k) for t, m, n, f, loss, q, u, k in rows}
     bbr = {k[1:]: d for k, d in data.items() if k[0] == "bbr"}
@@ -35,9 +38,9 @@ def bbr_shallow_loss(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> t
         for (m, n, f), d in bbr.items()
     ]
     report = Report(
-        name=NAME,
+        name=preset,
         title=f"Several BBR flows in shallow and deep buffers ({rtt_ms:g} ms; issue 33)",
-        command=f"python -m analysis reproduce {NAME}",
+        command=f"python -m analysis reproduce {preset}",
         header=["Mb/s", "flows", "x BDP", "BBR loss rate", "CUBIC loss rate", "BBR mean queue (x BDP)", "BBR util"],
         rows=table,
         notes=[

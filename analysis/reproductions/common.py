@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import sim  # noqa: E402
-from analysis.db import connect  # noqa: E402
+from analysis.db import connect, counted_replications  # noqa: E402
 from sweeps.api import run_points  # noqa: E402
 
 
@@ -82,8 +82,11 @@ def stored(results: str, backend: str | None, name: str) -> Any:
     """The DuckDB views over `results`, limited to preset `name`'s runs (those another preset
     stored first included), to this engine version's runs (every backend's run_id keys on it; a
     preset re-run after a version bump keeps its sweep_id, and the older runs stay stored beside
-    the new ones) and, if given, to one backend's."""
-    return connect(results, name=name, backend=backend, engine_version=sim.ENGINE_VERSION)
+    the new ones), if given to one backend's, and for a replicated preset to the replications its
+    points counted (as their intervals do)."""
+    con = connect(results, name=name, backend=backend, engine_version=sim.ENGINE_VERSION)
+    counted_replications(con)
+    return con
 
 
 def backend_override() -> list[str]:
