@@ -127,7 +127,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "bbr_shallow_loss_precision": Reproduction(
         partial(bbr_shallow_loss, preset="bbr_shallow_loss_precision"),
         "Hock, Bless and Zitterbart 2017",
-        "bbr_shallow_loss at +-0.01 utilization, +-0.002 loss (95%) across seeds",
+        "bbr_shallow_loss at +-0.01 utilization, +-0.005 loss (95%) across seeds",
     ),
     "dctcp_threshold": Reproduction(
         dctcp_threshold, "Alizadeh et al. 2010", "DCTCP's utilization and queue vs its marking threshold K"

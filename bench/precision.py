@@ -1,7 +1,8 @@
 """What precision costs and saves (issue 57), old and new side by side in one run:
 1. replications in parallel: one point's 8 replications on every core, and one after another
    (one core), in wall time;
-2. min-buffer at a fixed 30 s against the same search at +-0.005 (95%), in packets simulated.
+2. three presets against their precision variants, in packets simulated and wall time;
+3. min-buffer at a fixed 30 s against the same search at +-0.005 (95%), in packets simulated.
 
 `python -m bench.precision`; results in docs/precision.md."""
 
@@ -67,6 +68,32 @@ def replications() -> None:
     print(f"  median over {ROUNDS} rounds: {sorted(ratios)[ROUNDS // 2]:.2f}x")
 
 
+PRESETS = [
+    ("dick_table", []),
+    ("bbr_shallow_loss", ["core_mbps=100"]),
+    ("aqm_buffer_independence", ["tcp=cubic", "flows=8", "core_mbps=100"]),
+]
+"""Fixed presets whose precision variant (NAME_precision) is measured beside them, on these grids."""
+
+
+def presets() -> None:
+    """Each preset and its precision variant on the same grid: packets simulated and wall time."""
+    import duckdb
+
+    for preset, grid in PRESETS:
+        with tempfile.TemporaryDirectory() as d:
+            cost = {}
+            for name in (preset, f"{preset}_precision"):
+                args = ["-m", "sweeps", "-m", f"+experiment={name}", f"results_dir={d}", "mlflow.enabled=false"]
+                wall, _ = _run([*args, "--yes", *grid])
+                runs = f"read_parquet('{d}/runs/*/*.parquet', union_by_name=true)"
+                sql = f"SELECT sum(pkts_per_s * wall_s), count(*) FROM {runs} WHERE name = ?"
+                packets, n = duckdb.connect().execute(sql, [name]).fetchone()
+                cost[name] = packets
+                print(f"{name} {' '.join(grid)}: {n} runs, {packets / 1e6:.1f} M packets, {wall:.0f} s")
+            print(f"  the precision variant simulates {cost[preset] / cost[f'{preset}_precision']:.2f}x fewer packets")
+
+
 def search() -> None:
     with tempfile.TemporaryDirectory() as d:
         results = [f"results_dir={Path(d) / 'r'}", "mlflow.enabled=false"]
@@ -80,4 +107,5 @@ def search() -> None:
 
 if __name__ == "__main__":
     replications()
+    presets()
     search()
