@@ -306,6 +306,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(t_interval, m)?)?;
     m.add("ENGINE_VERSION", crate::ENGINE_VERSION)?;
     m.add("PRECISION_METRICS", crate::precision::METRICS.to_vec())?;
+    m.add("FQ_CODEL_QUANTUM_BYTES", crate::queue::fq_codel::LINUX_QUANTUM_BYTES)?;
     m.add("ROW_WISE_MAX_ROWS", ROW_WISE_MAX_ROWS)?;
     Ok(())
 }

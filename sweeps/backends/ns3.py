@@ -53,6 +53,7 @@ from typing import Any
 
 import sim
 from sim import SimConfig
+from sim._core import FQ_CODEL_QUANTUM_BYTES
 from sim.result import config_row
 from sweeps.backends.base import Backend, BackendResult, check_unmapped, with_resolved_buffer
 from sweeps.backends.records import drawn_flows, parse_records, to_result
@@ -159,7 +160,7 @@ def missing() -> str | None:
     return None
 
 
-SCENARIO_VERSION = "cf88d8b8"
+SCENARIO_VERSION = "q1514"
 """What ns-3 runs for a config, beside ns-3's own version: the scenario (`ns3_dumbbell.cc`) and
 this mapping. It is in every ns-3 run's run_id (as `backend_version`), so a new value re-runs
 everything; give one (any new string) when an edit changes what ns-3 runs for a config accepted
@@ -375,7 +376,9 @@ def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float], groups:
     for k, v in attrs.items():
         p.qdiscAttrNames.push_back(k)
         p.qdiscAttrValues.push_back(v)
-    p.quantumBytes = int(row["queue_quantum_bytes"] or cfg.pkt_bytes) if row["queue"] == "fq_codel" else 0
+    # The engine's default quantum (Linux's 1514 bytes), not ns-3's (the device's MTU).
+    quantum = row["queue_quantum_bytes"] or FQ_CODEL_QUANTUM_BYTES
+    p.quantumBytes = int(quantum) if row["queue"] == "fq_codel" else 0
     for name, value in laws.items():
         p.lawAttrNames.push_back(name)
         p.lawAttrValues.push_back(value)

@@ -39,6 +39,7 @@ def test_the_registry_names_every_backend_and_refuses_others():
 SCENARIO_CODE = {
     ("ns2", "3d7e9234"): "a894e181e7d1",
     ("ns3", "cf88d8b8"): "8fe879d56427",  # 48dd87288ccd until a comment of ns3_dumbbell.cc changed
+    ("ns3", "q1514"): "e4c67c86f43a",  # fq_codel's quantum defaults to the engine's (Linux's 1514 bytes)
 }
 """Per backend and hand-kept scenario version, the digest of the scenario and mapping code it
 stands for (`base.code_digest`)."""
