@@ -12,6 +12,9 @@ RUST_SRC := $(shell find sim/src -name '*.rs') sim/Cargo.toml sim/Cargo.lock
 # starts its own session Ray node (tests/conftest.py). PYTEST_PARALLEL= runs them serially. The 15
 # slowest tests are listed at the end: `make test` must stay under 20 minutes on 2 cores.
 PYTEST_PARALLEL ?= -n 2 --dist worksteal
+# Optional extras installed with the project: `make test EXTRAS=,ns3` adds ns-3 3.44 (700 MB, about
+# 3 minutes), whose cross-check tests are skipped without it; .ci/run does so.
+EXTRAS ?=
 
 .PHONY: install demo lint check test test-rust test-py faults bench reproduce clean
 
@@ -21,7 +24,7 @@ $(BIN)/python:
 # Re-installs when the Rust sources or the dependency pins change (pip rebuilds the extension).
 $(STAMP): $(BIN)/python pyproject.toml $(RUST_SRC)
 	@echo "installing dependencies and building the Rust engine (about 3 minutes on 2 cores the first time)..."
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test$(EXTRAS)]'
 	$(BIN)/python -m sim.stubs  # sim/config.pyi, the type stub, from the engine's registries
 	touch $(STAMP)
 
