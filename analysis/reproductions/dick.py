@@ -126,9 +126,15 @@ def dick_table(results: str, rerun: bool, preset: str = "dick_table") -> tuple[R
         if precise
         else []
     )
+    rep.reading = _reading(rows, within, ns2_seeds) + status_note(rc)
+    return rep, plot
+
+
+def _reading(rows: list[list], within: int, ns2_seeds: int) -> str:
+    """The table's reading: ours against Dick's, and against ns-2 run on our set-up if stored."""
     vs_ns2 = [abs(r[a] - r[b]) for r in rows for a, b in ((5, 10), (7, 11)) if r[b] is not None]  # ours vs ns-2
     ns2_misses = [f"{r[0]} flows {r[1]}" for r in rows if r[11] is not None and abs(r[11] - r[6]) > 0.05]
-    rep.reading = (
+    return (
         f"NewReno is within 0.05 of Dick's values in {within} of 16 rows and, as in his table, at or above Reno. "
         "Where we differ we are higher: desynchronised flows (RTTs 80-120 ms) use 1x-3x RTT x C / sqrt(N) buffers "
         "almost fully, as Appenzeller et al. predict (98-99%). Dick's own Reno column is not monotonic in the buffer "
@@ -149,6 +155,4 @@ def dick_table(results: str, rerun: bool, preset: str = "dick_table") -> tuple[R
             else "ns-2 has not been run on this set-up (`python -m analysis reproduce "
             "dick_table --backends ns2`, or `python -m sweeps -m +experiment=dick_table backend=ns2`; needs ns-2)."
         )
-        + status_note(rc)
     )
-    return rep, plot
