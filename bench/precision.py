@@ -41,14 +41,13 @@ from minute to minute (the same job takes 2.6-4.3 s of CPU time), so one pair ca
 
 def _replicate(point: list[str], cpus: int) -> tuple[float, float]:
     """One sweep of the point on `cpus` cores: its wall time and its jobs' summed wall time."""
-    import pyarrow.compute as pc
-    import pyarrow.dataset as ds
+    from analysis.db import connect
 
     with tempfile.TemporaryDirectory() as d:
-        _, out = _run(["-m", "sweeps", *point, f"ray.num_cpus={cpus}", f"results_dir={Path(d) / 'r'}"])
+        _, out = _run(["-m", "sweeps", *point, f"ray.num_cpus={cpus}", f"results_dir={d}"])
         ran = re.search(r"ran (\d+) jobs in ([\d.]+) s", out)
         assert ran and int(ran.group(1)) == REPLICATIONS, out[-2000:]
-        busy = pc.sum(ds.dataset(Path(d) / "r" / "runs", partitioning="hive").to_table(["job_wall_s"])[0]).as_py()
+        (busy,) = connect(d).execute("SELECT sum(job_wall_s) FROM runs").fetchone()
     return float(ran.group(2)), busy
 
 
@@ -78,7 +77,7 @@ PRESETS = [
 
 def presets() -> None:
     """Each preset and its precision variant on the same grid: packets simulated and wall time."""
-    import duckdb
+    from analysis.db import connect
 
     for preset, grid in PRESETS:
         with tempfile.TemporaryDirectory() as d:
@@ -86,9 +85,8 @@ def presets() -> None:
             for name in (preset, f"{preset}_precision"):
                 args = ["-m", "sweeps", "-m", f"+experiment={name}", f"results_dir={d}", "mlflow.enabled=false"]
                 wall, _ = _run([*args, "--yes", *grid])
-                runs = f"read_parquet('{d}/runs/*/*.parquet', union_by_name=true)"
-                sql = f"SELECT sum(pkts_per_s * wall_s), count(*) FROM {runs} WHERE name = ?"
-                packets, n = duckdb.connect().execute(sql, [name]).fetchone()
+                sql = "SELECT sum(pkts_per_s * wall_s), count(*) FROM runs WHERE name = ?"
+                packets, n = connect(d).execute(sql, [name]).fetchone()
                 cost[name] = packets
                 print(f"{name} {' '.join(grid)}: {n} runs, {packets / 1e6:.1f} M packets, {wall:.0f} s")
             print(f"  the precision variant simulates {cost[preset] / cost[f'{preset}_precision']:.2f}x fewer packets")

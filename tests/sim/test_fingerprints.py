@@ -356,6 +356,10 @@ _SERIES_COUNTS = {
     for c in ("arrivals", "drops", "goodput_mbps", "mean_cwnd_pkts", "queue_max_pkts", "queue_mean_pkts")
 }
 _TRACE = {("trace", c) for c in ("event", "flow", "queue_pkts", "seq", "time_s")}
+_ACCESS_AND_SHORT = {
+    ("summary", c) for c in ("access_loss_rate", "short_afct_ms", "short_flows_done", "short_p99_fct_ms")
+}
+"""Summary counts of access links and short flows, which a dumbbell of long flows does not have."""
 CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
     "0.3.0": (
         _UTILIZATION,
@@ -397,91 +401,16 @@ CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
         ),
     ),
     "0.19.0": (
-        {
-            *(
-                ("classes", c)
-                for c in (
-                    "goodput_mbps",
-                    "loss_rate",
-                    "offered_mbps",
-                )
-            ),
-            *(
-                ("flows", c)
-                for c in (
-                    "delivered_pkts",
-                    "dropped_pkts",
-                    "fast_retransmits",
-                    "goodput_mbps",
-                    "in_flight_pkts",
-                    "loss_rate",
-                    "mean_cwnd_pkts",
-                    "retransmits",
-                    "rtt_mean_ms",
-                    "rtt_p99_ms",
-                    "sent_pkts",
-                    "timeouts",
-                )
-            ),
-            *(
-                ("links", c)
-                for c in (
-                    "arrivals",
-                    "arrivals_total",
-                    "departures",
-                    "departures_total",
-                    "drops",
-                    "drops_total",
-                    "early_drops",
-                    "goodput_mbps",
-                    "held_at_end",
-                    "loss_rate",
-                    "mean_queue_delay_ms",
-                    "mean_queue_pkts",
-                    "p50_queue_delay_ms",
-                    "p99_queue_delay_ms",
-                    "p99_queue_pkts",
-                    "utilization",
-                )
-            ),
-            *(
-                ("summary", c)
-                for c in (
-                    "bottleneck_arrivals",
-                    "bottleneck_drops",
-                    "bottleneck_early_drops",
-                    "bottleneck_pkts",
-                    "effective_utilization",
-                    "events",
-                    "fast_retransmits",
-                    "goodput_mbps",
-                    "jain_fairness",
-                    "loss_rate",
-                    "mean_cwnd_pkts",
-                    "mean_queue_delay_ms",
-                    "mean_queue_pkts",
-                    "p50_queue_delay_ms",
-                    "p99_queue_delay_ms",
-                    "p99_queue_pkts",
-                    "retransmits",
-                    "timeouts",
-                    "utilization",
-                )
-            ),
-            *(
-                ("timeseries", c)
-                for c in (
-                    "arrivals",
-                    "ca_flows",
-                    "drops",
-                    "goodput_mbps",
-                    "mean_cwnd_pkts",
-                    "queue_max_pkts",
-                    "queue_mean_pkts",
-                    "utilization",
-                )
-            ),
-        },
+        _UTILIZATION
+        | _FLOW_COUNTS
+        | _LINK_COUNTS
+        | _SERIES_COUNTS
+        | (_SUMMARY_COUNTS - _ACCESS_AND_SHORT)
+        | {("classes", c) for c in ("goodput_mbps", "loss_rate", "offered_mbps")}
+        | {("flows", c) for c in ("loss_rate", "rtt_mean_ms", "rtt_p99_ms")}
+        | {("links", c) for c in ("early_drops", "p50_queue_delay_ms")}
+        | {("summary", c) for c in ("bottleneck_early_drops", "p50_queue_delay_ms")}
+        | {("timeseries", "ca_flows")},
         (
             "fq_codel's DRR quantum defaults to Linux's 1514 bytes (psched_mtu: MTU plus Ethernet header), "
             "was the packet size (issue 58): with 1000-byte packets a flow sends up to two packets a round"
