@@ -32,6 +32,7 @@ from analysis.reproductions.bbr_loss import bbr_shallow_loss  # noqa: E402
 from analysis.reproductions.common import OTHER_BACKENDS, STORED_ONLY, NeedsRuns, Report  # noqa: E402
 from analysis.reproductions.dctcp import dctcp_threshold  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
+from analysis.reproductions.dick_ns3 import dick_ns3  # noqa: E402
 from analysis.reproductions.enachescu import (  # noqa: E402
     enachescu_fig1,
     enachescu_fig2a,
@@ -40,6 +41,7 @@ from analysis.reproductions.enachescu import (  # noqa: E402
 )
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer  # noqa: E402
 from analysis.reproductions.modern_backends import modern_backends  # noqa: E402
+from analysis.reproductions.phase_effects import phase_effects  # noqa: E402
 from analysis.reproductions.stanford import appenzeller_fig13, stanford_min_buffer  # noqa: E402
 
 
@@ -135,6 +137,10 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "modern_backends": Reproduction(
         modern_backends, "RFC 9438, 6937, 8257; Cardwell et al. 2016", "modern senders vs ns-3 3.44 (BBR, DCTCP, ...)"
     ),
+    "phase_effects": Reproduction(
+        phase_effects, "Floyd and Jacobson 1992", "phase effects: fairness and loss vs the senders' send jitter"
+    ),
+    "dick_ns3": Reproduction(dick_ns3, "Dick 2005; ns-3 3.44", "Dick's 0.5x rows with ns-3's TCP rules vs ns-3"),
 }
 """Every reproduction, one line each (`reproduce list` prints them; docs/reproductions.md)."""
 

@@ -342,7 +342,14 @@ def config_id_of(cfg: sim.SimConfig) -> str:
     return _ids(cfg.to_dict(), backends.DEFAULT, "")[1]
 
 
-NEUTRAL_AT_DEFAULT = {("tcp", "sndbuf_pkts"): 65536}
+NEUTRAL_AT_DEFAULT = {
+    ("tcp", "sndbuf_pkts"): 65536,
+    ("tcp", "ssthresh_from_pipe"): False,
+    ("tcp", "rto_first_partial_only"): False,
+    ("tcp", "rto_backoff_reset_on_ack"): False,
+    ("tcp", "compat"): "none",
+    ("tcp", "send_jitter_ms"): 0.0,
+}
 """Parameters added after runs were stored, with the default at which they change nothing (the
 fingerprints show it): a config is hashed without them while they hold it, so a new parameter
 keeps every stored run_id, and the slow ns-3 runs cached under them. Only a parameter whose

@@ -165,6 +165,15 @@ impl SimConfig {
                 ),
             );
         }
+        if tc.send_jitter_ms > 0.0 && tc.release != "window" {
+            return err(
+                "tcp.send_jitter_ms",
+                format!(
+                    "applies to tcp.release window only (paced and poisson are their own timing), got release {}",
+                    tc.release
+                ),
+            );
+        }
         let net = self.network()?;
         for link in &net.links {
             let (policy, key) = &link.policy;

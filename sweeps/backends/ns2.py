@@ -75,6 +75,7 @@ MAPPED = {
     "tcp_tick_ms": "tick_ms",
     "tcp_limited_transmit": "limited_transmit",
     "tcp_max_burst_pkts": "max_burst_pkts",
+    "tcp_send_jitter_ms": "send_jitter_ms",  # Agent/TCP's overhead_ (ns-2's own mechanism)
     "short_mbps": "short_mbps",
     "short_flow_pkts": "short_flow_pkts",
     "access_mbps": "access_mbps",

@@ -27,6 +27,8 @@ Agent/TCP set rtxcur_init_ $opt(init_rto_s)
 Agent/TCP set tcpTick_ [expr $opt(tick_ms) / 1000.0]
 Agent/TCP set singledup_ $opt(limited_transmit)
 Agent/TCP set maxburst_ $opt(max_burst_pkts)
+# Send jitter: each send_much waits uniform(0, overhead_) s, then sends what the window allows.
+Agent/TCP set overhead_ [expr $opt(send_jitter_ms) / 1000.0]
 # RFC 1323 timestamps, for TCP-LP's one-way delay (TCP-Linux reads them on every ACK).
 Agent/TCP set timestamps_ $opt(timestamps)
 proc new_tcp {} {

@@ -101,6 +101,9 @@ SACK = ("sack", "sack_retain")
 (`sack_retain` as ns-3 runs it: the scoreboard kept across a timeout)."""
 RECOVERY_TYPES = {"prr": "TcpPrrRecovery"}
 """tcp.recovery -> ns-3's TcpRecoveryOps (else TcpClassicRecovery); each with SACK."""
+NS3_RULES = ("tcp_ssthresh_from_pipe", "tcp_rto_first_partial_only", "tcp_rto_backoff_reset_on_ack", "tcp_compat")
+"""The engine's switches for ns-3's own TCP rules (docs/fidelity.md): ns-3 runs them whatever these
+say, so they are accepted either way, and `tcp.compat=ns3` makes both simulators run them."""
 MAPPED = (
     "tcp",
     "flows",
@@ -149,6 +152,7 @@ MAPPED = (
     "queue_drop_batch_pkts",
     "queue_backlog_test",
     "queue_k_pkts",
+    *NS3_RULES,
 )
 """Config columns (sim.result.config_row) the scenario mirrors."""
 HEADERS_BYTES = 52

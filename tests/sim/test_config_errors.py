@@ -55,6 +55,9 @@ def parking_lot(**params):
         ({"tcp": {"recovery": "linux", "release": "paced"}}, "tcp.release", "must be window with tcp.recovery linux"),
         ({"tcp": {"cc": "bbr", "recovery": "sack", "release": "window"}}, "tcp.release", "bbr paces its packets"),
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
+        ({"tcp": {"release": "paced", "send_jitter_ms": 0.4}}, "tcp.send_jitter_ms", "release window only"),
+        ({"tcp": {"send_jitter_ms": -1}}, "tcp.send_jitter_ms", ">= 0"),
+        ({"tcp": {"compat": "ns-3"}}, "tcp.compat", "allowed: none, ns3"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),
         # per-link settings of the parking lot
         (

@@ -167,6 +167,17 @@ pub trait WindowLaw: Send {
     fn on_fast_retransmit(&mut self, st: &mut TcpState, now: Time);
     /// A retransmission timeout: set ssthresh and cwnd.
     fn on_timeout(&mut self, st: &mut TcpState, now: Time);
+    /// A loss under ns-3's rule (`tcp.ssthresh_from_pipe`): a fast retransmit (`timeout` None) or
+    /// a timeout (`Some(repeated)`: in loss recovery already) with `flight` packets in flight
+    /// (RFC 6675's pipe with SACK). Only AIMD, whose ns-3 counterpart (`TcpNewReno::GetSsThresh`)
+    /// halves the flight, reads it; the others do as always (ns-3's TcpCubic halves the window).
+    fn on_loss_from_flight(&mut self, st: &mut TcpState, now: Time, flight: f64, timeout: Option<bool>) {
+        let _ = flight;
+        match timeout {
+            None => self.on_fast_retransmit(st, now),
+            Some(_) => self.on_timeout(st, now),
+        }
+    }
     /// An ECE that starts CWR: set ssthresh and cwnd (RFC 3168: as for a loss; Linux calls the
     /// same `ssthresh` hook, which DCTCP answers with its own cut).
     fn on_ece(&mut self, st: &mut TcpState, now: Time) {
@@ -435,6 +446,10 @@ macro_rules! window_laws {
                 match self { $(AnyLaw::$law(l) => l.on_timeout(st, now),)* }
             }
             #[inline]
+            fn on_loss_from_flight(&mut self, st: &mut TcpState, now: Time, flight: f64, timeout: Option<bool>) {
+                match self { $(AnyLaw::$law(l) => l.on_loss_from_flight(st, now, flight, timeout),)* }
+            }
+            #[inline]
             fn on_ece(&mut self, st: &mut TcpState, now: Time) {
                 match self { $(AnyLaw::$law(l) => l.on_ece(st, now),)* }
             }
@@ -556,7 +571,34 @@ crate::params! {
         /// RACK's reordering window (recovery rack_tlp) as a fraction of the min RTT, at most SRTT
         /// (RFC 8985 section 6.2: 1/4; Linux's `tcp_rack_reo_wnd` with one step).
         rack_reo_wnd_min_rtts: f64 = 0.25, check positive(1e3);
+        /// Each send the window allows waits a random time, uniform in [0, send_jitter_ms], and
+        /// takes with it what the window allows meanwhile: ns-2's `overhead_` (`send_much`'s
+        /// delayed-send timer), which breaks drop-tail's phase effects (Floyd and Jacobson 1992;
+        /// docs/fidelity.md). Release window only; 0 = off.
+        send_jitter_ms: f64 = 0.0, unit "ms", check non_negative(1e4);
+        /// The AIMD law's ssthresh at a loss is half the packets in flight (RFC 6675's pipe with
+        /// SACK), as ns-3's TcpNewReno (`GetSsThresh(tcb, BytesInFlight)`), not half the window
+        /// (RFC 5681's FlightSize as ns-2 and Linux's `tcp_reno_ssthresh` take it). Off: ours.
+        ssthresh_from_pipe: bool = false;
+        /// The retransmission timer is not restarted at a fast retransmit, and in a recovery only
+        /// at its first partial ACK (ns-3's `TcpSocketBase`, RFC 6582's Impatient variant). Off:
+        /// restarted at both and at every partial ACK, as ns-2 and Linux do.
+        rto_first_partial_only: bool = false;
+        /// The timer's backoff ends at every ACK that advances the cumulative ACK, as ns-3's
+        /// `NewAck` recomputes the RTO from SRTT and RTTVAR, not only at an RTT sample from a
+        /// packet never retransmitted (Karn, RFC 6298, ns-2). Off: ours.
+        rto_backoff_reset_on_ack: bool = false;
+        /// Turns on every rule in which ns-3's TCP departs from ours: ns3 (ssthresh_from_pipe,
+        /// rto_first_partial_only, rto_backoff_reset_on_ack, and recovery sack runs as
+        /// sack_retain: ns-3 keeps the SACK scoreboard across a timeout), none (each as set).
+        /// docs/fidelity.md.
+        compat: String = "none".into(), check one_of(compat_names);
     }
+}
+
+/// The values of `tcp.compat`.
+pub fn compat_names() -> Vec<&'static str> {
+    vec!["none", "ns3"]
 }
 
 /// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
@@ -672,7 +714,12 @@ impl TcpConfig {
     }
 
     pub fn make_recovery(&self) -> AnyRecovery {
-        let name = &self.0.common.recovery;
+        let common = &self.0.common;
+        // ns-3 keeps the SACK scoreboard across a timeout (`tcp.compat`).
+        let name = match (common.recovery.as_str(), common.compat.as_str()) {
+            ("sack", "ns3") => "sack_retain",
+            (name, _) => name,
+        };
         (RECOVERIES.iter().find(|e| e.name == name).expect("recovery validated in config").make)()
     }
 

@@ -53,6 +53,22 @@ impl WindowLaw for Aimd {
         st.cwnd = 1.0;
     }
 
+    /// ns-3's `TcpNewReno::GetSsThresh`: half the flight, at least 2, unhalved (ns-3 counts bytes);
+    /// a repeated timeout keeps ssthresh (`ReTxTimeout`). At a fast retransmit the window is
+    /// ssthresh, as ns-3's `TcpClassicRecovery::EnterRecovery` sets it.
+    fn on_loss_from_flight(&mut self, st: &mut TcpState, _now: Time, flight: f64, timeout: Option<bool>) {
+        let ssthresh = (0.5 * flight).max(2.0);
+        match timeout {
+            None => (st.ssthresh, st.cwnd) = (ssthresh, ssthresh),
+            Some(repeated) => {
+                if !repeated {
+                    st.ssthresh = ssthresh;
+                }
+                st.cwnd = 1.0;
+            }
+        }
+    }
+
     /// Linux's Reno module (`tcp_reno_min_cwnd`), for the `linux` recovery.
     fn min_cwnd(&self, st: &TcpState) -> Option<f64> {
         Some(super::linux::LinuxCwnd::reno_min_cwnd(st))

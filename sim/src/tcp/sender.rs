@@ -210,6 +210,9 @@ impl TcpSender {
         if ackno > c.st.highest_ack {
             let kind = self.recovery.on_new_ack(&mut c.st, &mut self.law, &ack, ackno);
             c.st.highest_ack = ackno;
+            if c.p.rto_backoff_reset_on_ack {
+                c.backoff = 1; // ns-3's `NewAck`: the RTO from SRTT and RTTVAR again
+            }
             if c.st.t_seqno < ackno + 1 {
                 c.st.t_seqno = ackno + 1;
             }
@@ -232,7 +235,12 @@ impl TcpSender {
                 AckKind::InRecovery => {
                     // dupacks stays >= 3 until recovery ends, as after NewReno's partial ACKs:
                     // the duplicates that follow must not release Limited Transmit packets.
-                    c.restart_rto(now);
+                    // ns-3's rule: in fast recovery, only its first partial ACK restarts the timer.
+                    let fast = c.st.last_action == CwndAction::DupAck;
+                    if !(c.p.rto_first_partial_only && fast && c.partial_seen) {
+                        c.restart_rto(now);
+                    }
+                    c.partial_seen = true;
                 }
             }
         } else {
@@ -334,8 +342,16 @@ impl TcpSender {
         c.st.cwr = false; // loss recovery supersedes CWR, as ns-3's CA_RECOVERY and Linux's
         c.st.recover = c.st.maxseq;
         c.st.last_action = CwndAction::DupAck;
-        self.law.on_fast_retransmit(&mut c.st, now);
-        c.restart_rto(now);
+        if c.p.ssthresh_from_pipe {
+            let flight = flight_at_loss(&self.recovery, &c.st);
+            self.law.on_loss_from_flight(&mut c.st, now, flight, None);
+        } else {
+            self.law.on_fast_retransmit(&mut c.st, now);
+        }
+        c.partial_seen = false;
+        if !c.p.rto_first_partial_only {
+            c.restart_rto(now); // ns-3 leaves the running timer as it is (`SendDataPacket`)
+        }
         c.timing = None; // Karn: the retransmission makes the pending sample ambiguous
         let seq = c.st.highest_ack + 1;
         c.output(now, seq, out);
@@ -390,6 +406,11 @@ impl TcpSender {
             return true;
         }
         let c = &mut self.core;
+        // ns-3's ssthresh rule (`ReTxTimeout`): from the flight before the timeout, kept at a
+        // repeated one (in loss recovery with the head retransmitted already).
+        let in_loss = c.st.last_action == CwndAction::Timeout && c.st.highest_ack < c.st.recover;
+        let head_resent = !self.recovery.goes_back_n() || c.st.t_seqno > c.st.highest_ack + 1;
+        let from_pipe = c.p.ssthresh_from_pipe.then(|| (flight_at_loss(&self.recovery, &c.st), in_loss && head_resent));
         c.stats.timeouts += 1;
         c.lost_pkts += c.st.outstanding().max(0) as u64; // Linux `tcp_enter_loss` marks it all lost
         c.st.cwr = false;
@@ -397,7 +418,10 @@ impl TcpSender {
         c.st.dupacks = 0;
         c.st.recover = c.st.maxseq;
         c.st.last_action = CwndAction::Timeout;
-        self.law.on_timeout(&mut c.st, now);
+        match from_pipe {
+            Some((flight, repeated)) => self.law.on_loss_from_flight(&mut c.st, now, flight, Some(repeated)),
+            None => self.law.on_timeout(&mut c.st, now),
+        }
         c.backoff = (c.backoff * 2).min(64);
         self.recovery.on_timeout(&c.st);
         if self.recovery.goes_back_n() {
@@ -412,6 +436,16 @@ impl TcpSender {
             self.release.send(&mut self.core, now, burst, out);
         }
         true
+    }
+}
+
+/// Packets in flight at a loss as ns-3's `BytesInFlight` counts them (`tcp.ssthresh_from_pipe`):
+/// with SACK the scoreboard's pipe; without, ns-3 counts each duplicate ACK as one SACKed packet
+/// (`AddRenoSack`) and adds back the head it marks lost.
+fn flight_at_loss(recovery: &AnyRecovery, st: &TcpState) -> f64 {
+    match recovery.uses_sack() {
+        true => recovery.in_flight(st) as f64,
+        false => (st.outstanding() - st.dupacks as i64).max(0) as f64,
     }
 }
 

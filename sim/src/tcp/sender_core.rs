@@ -24,6 +24,12 @@ pub struct TcpParams {
     pub delayed_ack: Option<Time>,
     /// RACK's reordering window as a fraction of the min RTT (`tcp.rack_reo_wnd_min_rtts`).
     pub rack_reo_wnd: f64,
+    /// The window release's send jitter (`tcp.send_jitter_ms`); 0 = none.
+    pub send_jitter: Time,
+    /// ns-3's rules (`tcp.ssthresh_from_pipe`, `tcp.rto_first_partial_only`, `tcp.compat`).
+    pub ssthresh_from_pipe: bool,
+    pub rto_first_partial_only: bool,
+    pub rto_backoff_reset_on_ack: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -74,6 +80,8 @@ pub struct SenderCore {
     pub(super) srtt_s: Option<f64>,
     pub(super) rttvar_s: f64,
     pub(super) backoff: u32,
+    /// A partial ACK has come in this fast recovery (`TcpParams::rto_first_partial_only`).
+    pub(super) partial_seen: bool,
     /// (sequence, send time) of the segment being timed.
     pub(super) timing: Option<(i64, Time)>,
     pub rto_deadline: Option<Time>,
@@ -112,6 +120,7 @@ impl SenderCore {
             srtt_s: None,
             rttvar_s: 0.0,
             backoff: 1,
+            partial_seen: false,
             timing: None,
             rto_deadline: None,
             send_deadline: None,
@@ -135,6 +144,11 @@ impl SenderCore {
 
     pub fn size_pkts(&self) -> i64 {
         self.size_pkts
+    }
+
+    /// The window release's send jitter, at most (0 = none).
+    pub fn send_jitter(&self) -> Time {
+        self.p.send_jitter
     }
 
     pub fn max_burst(&self) -> u32 {

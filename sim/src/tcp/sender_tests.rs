@@ -21,6 +21,10 @@ pub(crate) fn params() -> TcpParams {
         ecn: false,
         delayed_ack: None,
         rack_reo_wnd: 0.25,
+        send_jitter: 0,
+        ssthresh_from_pipe: false,
+        rto_first_partial_only: false,
+        rto_backoff_reset_on_ack: false,
     }
 }
 
@@ -403,4 +407,61 @@ fn rto_follows_rfc6298_with_backoff() {
     assert!((s.rto_s() - 0.4).abs() < 1e-12, "{}", s.rto_s());
     s.backoff = 64;
     assert!((s.rto_s() - 12.8).abs() < 1e-9, "{}", s.rto_s());
+}
+
+/// A `sack` sender, with ns-3's two rules (`tcp.ssthresh_from_pipe`, `tcp.rto_first_partial_only`)
+/// or without.
+fn sack_with_ns3_rules(on: bool) -> TcpSender {
+    let t = TcpConfig::named("sack");
+    let p = TcpParams { ssthresh_from_pipe: on, rto_first_partial_only: on, ..params() };
+    TcpSender::new(p.into(), (t.law_factory())(), t.make_recovery(), t.make_release(stream(1, Stream::Sender, 0)))
+}
+
+/// ns-3's rules, by hand: packet 1 lost among 1..13 (two sent by Limited Transmit), three SACKed
+/// above it, so the pipe is 13 - 3 SACKed - 1 lost = 9. ns-3's ssthresh is half of it, 4.5 (ours:
+/// half the window of 11, 5 and a window of 5.5); its fast retransmit leaves the running timer (ours
+/// restarts it); of the partial ACKs only the first restarts it (ours: each).
+#[test]
+fn ns3_rules_halve_the_pipe_and_restart_the_timer_only_at_the_first_partial_ack() {
+    let ms = |t: Time| t * 1_000_000_000;
+    for on in [false, true] {
+        let (mut s, mut out) = (sack_with_ns3_rules(on), Vec::new());
+        s.start(0, &mut out);
+        s.on_ack_with(ms(100), 0, &[], &mut out); // an RTT of 100 ms: RTO 300 ms
+        assert_eq!(s.rto_deadline(), Some(ms(400)));
+        for (t, end) in [(110, 3), (120, 4), (130, 5)] {
+            s.on_ack_with(ms(t), 0, &[(2, end)], &mut out);
+        }
+        assert_eq!((s.stats().fast_retransmits, s.st().maxseq), (1, 13));
+        let (ssthresh, cwnd, at_fr) = (s.st().ssthresh, s.st().cwnd, s.rto_deadline());
+        s.on_ack_with(ms(200), 4, &[], &mut out); // partial ACKs: 5 lost, then 8
+        let first = s.rto_deadline();
+        s.on_ack_with(ms(210), 7, &[], &mut out);
+        let second = s.rto_deadline();
+        if on {
+            assert_eq!((ssthresh, cwnd), (4.5, 4.5));
+            assert_eq!((at_fr, first, second), (Some(ms(400)), Some(ms(500)), Some(ms(500))));
+        } else {
+            assert_eq!((ssthresh, cwnd), (5.0, 5.5));
+            assert_eq!((at_fr, first, second), (Some(ms(430)), Some(ms(500)), Some(ms(510))));
+        }
+    }
+}
+
+/// ns-3's backoff (`tcp.rto_backoff_reset_on_ack`): the ACK of a packet resent at a timeout gives
+/// no RTT sample (Karn), so ours keeps the doubled timeout; ns-3's `NewAck` drops it at once.
+#[test]
+fn ns3s_backoff_ends_at_any_ack_that_advances() {
+    let ms = |t: Time| t * 1_000_000_000;
+    for on in [false, true] {
+        let t = TcpConfig::named("sack");
+        let p = TcpParams { rto_backoff_reset_on_ack: on, ..params() };
+        let release = t.make_release(stream(1, Stream::Sender, 0));
+        let (mut s, mut out) = (TcpSender::new(p.into(), (t.law_factory())(), t.make_recovery(), release), vec![]);
+        s.start(0, &mut out);
+        assert!(s.on_rto_timer(ms(3000), &mut out)); // no sample yet: the initial 3 s
+        assert_eq!(s.core.backoff, 2);
+        s.on_ack_with(ms(3100), 0, &[], &mut out);
+        assert_eq!(s.core.backoff, if on { 1 } else { 2 });
+    }
 }

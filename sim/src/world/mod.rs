@@ -226,6 +226,10 @@ impl<'c> World<'c> {
             ecn: tc.ecn,
             delayed_ack: tc.delayed_ack.then(|| from_secs(tc.delack_ms / 1000.0)),
             rack_reo_wnd: tc.rack_reo_wnd_min_rtts,
+            send_jitter: from_secs(tc.send_jitter_ms / 1000.0),
+            ssthresh_from_pipe: tc.ssthresh_from_pipe || tc.compat == "ns3",
+            rto_first_partial_only: tc.rto_first_partial_only || tc.compat == "ns3",
+            rto_backoff_reset_on_ack: tc.rto_backoff_reset_on_ack || tc.compat == "ns3",
         };
         Group { law: t.law_factory(), tcp: t, params: Rc::new(params) }
     }
