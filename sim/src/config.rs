@@ -165,12 +165,13 @@ impl SimConfig {
                 ),
             );
         }
-        if tc.send_jitter_ms > 0.0 && tc.release != "window" {
+        if tc.send_jitter_ms > 0.0 && (tc.release != "window" || !recovery.releases.is_empty()) {
             return err(
                 "tcp.send_jitter_ms",
                 format!(
-                    "applies to tcp.release window only (paced and poisson are their own timing), got release {}",
-                    tc.release
+                    "applies to tcp.release window under a recovery that leaves sending to it (reno, newreno, \
+                     sack, sack_retain, prr), got release {} with recovery {}",
+                    tc.release, tc.recovery
                 ),
             );
         }

@@ -574,7 +574,7 @@ crate::params! {
         /// Each send the window allows waits a random time, uniform in [0, send_jitter_ms], and
         /// takes with it what the window allows meanwhile: ns-2's `overhead_` (`send_much`'s
         /// delayed-send timer), which breaks drop-tail's phase effects (Floyd and Jacobson 1992;
-        /// docs/fidelity.md). Release window only; 0 = off.
+        /// docs/fidelity.md). Release window, under a recovery that leaves sending to it; 0 = off.
         send_jitter_ms: f64 = 0.0, unit "ms", check non_negative(1e4);
         /// The AIMD law's ssthresh at a loss is half the packets in flight (RFC 6675's pipe with
         /// SACK), as ns-3's TcpNewReno (`GetSsThresh(tcb, BytesInFlight)`), not half the window

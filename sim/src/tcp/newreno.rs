@@ -53,7 +53,7 @@ impl WindowLaw for Aimd {
         st.cwnd = 1.0;
     }
 
-    /// ns-3's `TcpNewReno::GetSsThresh`: half the flight, at least 2, unhalved (ns-3 counts bytes);
+    /// ns-3's `TcpNewReno::GetSsThresh`: half the flight, at least 2, unfloored (ns-3 counts bytes);
     /// a repeated timeout keeps ssthresh (`ReTxTimeout`). At a fast retransmit the window is
     /// ssthresh, as ns-3's `TcpClassicRecovery::EnterRecovery` sets it.
     fn on_loss_from_flight(&mut self, st: &mut TcpState, _now: Time, flight: f64, timeout: Option<bool>) {

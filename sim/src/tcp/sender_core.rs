@@ -26,7 +26,8 @@ pub struct TcpParams {
     pub rack_reo_wnd: f64,
     /// The window release's send jitter (`tcp.send_jitter_ms`); 0 = none.
     pub send_jitter: Time,
-    /// ns-3's rules (`tcp.ssthresh_from_pipe`, `tcp.rto_first_partial_only`, `tcp.compat`).
+    /// ns-3's rules: `tcp.ssthresh_from_pipe`, `tcp.rto_first_partial_only` and
+    /// `tcp.rto_backoff_reset_on_ack`, each on by itself or with `tcp.compat=ns3`.
     pub ssthresh_from_pipe: bool,
     pub rto_first_partial_only: bool,
     pub rto_backoff_reset_on_ack: bool,
