@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 
-from analysis.reproductions.common import Report, status_note, stored, sweep_cli
+from analysis.reproductions.common import Report, status_note, stored, sweep_cli, without_ns3
 from analysis.reproductions.crosscheck import (
     MIN_EVENTS,
     RATE_REL,
@@ -35,11 +35,8 @@ KEYS = ("queue", "tcp_ecn", "core_mbps", "tcp", "flows", "buffer_policy_factor")
 
 def aqm_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    missing = BACKENDS["ns3"].missing()
-    if missing:  # nothing to compare: say so, as a report, rather than fail `reproduce all`
-        why = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
-        report = Report(name=NAME, title=TITLE, command=COMMAND, reading=why)
-        return report, lambda: plt.figure().text(0.5, 0.5, why, ha="center", wrap=True)
+    if skipped := without_ns3(NAME, TITLE, COMMAND):
+        return skipped
     rest = tuple(g for g in grid if not g.startswith("queue="))
     control = (*(g for g in rest if not g.startswith("core_mbps=")), *CONTROL)
     rc = max(sweep_cli(NAME, results, rerun, grid), sweep_cli(NAME, results, rerun, (*grid, *ECN)))

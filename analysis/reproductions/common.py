@@ -7,7 +7,7 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import sim  # noqa: E402
 from analysis.db import connect, counted_replications  # noqa: E402
 from sweeps.api import run_points  # noqa: E402
+from sweeps.backends import BACKENDS  # noqa: E402
 
 
 @dataclass
@@ -167,6 +168,20 @@ def log_x_at(ax: Any, values: Sequence[float]) -> None:
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xticks(values, [f"{v:g}" for v in values])
+
+
+def without_ns3(name: str, title: str, command: str) -> tuple[Report, Callable[[], None]] | None:
+    """For a reproduction that compares with ns-3: if ns-3 is not installed, a report and figure
+    that say so (rather than fail `reproduce all`); None when it is."""
+    missing = BACKENDS["ns3"].missing()
+    if not missing:
+        return None
+    import matplotlib.pyplot as plt
+
+    why = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
+    return Report(name=name, title=title, command=command, reading=why), lambda: plt.figure().text(
+        0.5, 0.5, why, ha="center", wrap=True
+    )
 
 
 def status_note(rc: int) -> str:

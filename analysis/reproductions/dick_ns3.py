@@ -9,7 +9,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.reproductions.common import Report, status_note, stored, sweep_cli
+from analysis.reproductions.common import Report, status_note, stored, sweep_cli, without_ns3
 from sweeps.backends import BACKENDS
 
 NAME = "dick_ns3"
@@ -24,11 +24,8 @@ SIDES = {("ns3", "ns3"): "ns-3", ("engine", "ns3"): "ours, compat=ns3", ("engine
 
 def dick_ns3(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    missing = BACKENDS["ns3"].missing()
-    if missing:  # nothing to compare: say so, as a report, rather than fail `reproduce all`
-        why = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
-        report = Report(name=NAME, title=TITLE, command=COMMAND, reading=why)
-        return report, lambda: plt.figure().text(0.5, 0.5, why, ha="center", wrap=True)
+    if skipped := without_ns3(NAME, TITLE, COMMAND):
+        return skipped
     rc = max(sweep_cli(NAME, results, rerun, grid), sweep_cli(NAME, results, rerun, (*grid, *OWN_RULES)))
     data = rows_by_side(stored(results, None, NAME), BACKENDS["ns3"].version())
     report = Report(

@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from omegaconf import OmegaConf
 
-from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli
+from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli, without_ns3
 from analysis.reproductions.crosscheck import (
     METRICS,
     RATE_REL,
@@ -78,11 +78,8 @@ def counters(con: Any, ns3_version: str) -> dict[tuple, dict[str, dict[str, floa
 
 def modern_backends(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    missing = BACKENDS["ns3"].missing()
-    if missing:
-        why = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
-        report = Report(name=NAME, title=TITLE, command=COMMAND, reading=why)
-        return report, lambda: plt.figure().text(0.5, 0.5, why, ha="center", wrap=True)
+    if skipped := without_ns3(NAME, TITLE, COMMAND):
+        return skipped
     *first, last = SENDERS.values()
     rc = max(sweep_cli(NAME, results, rerun, (*grid, *extra)) for extra in first)
     mix_grid = tuple(g for g in grid if not g.startswith("flows="))

@@ -408,9 +408,11 @@ impl TcpSender {
         let c = &mut self.core;
         // ns-3's ssthresh rule (`ReTxTimeout`): from the flight before the timeout, kept at a
         // repeated one (in loss recovery with the head retransmitted already).
-        let in_loss = c.st.last_action == CwndAction::Timeout && c.st.highest_ack < c.st.recover;
-        let head_resent = !self.recovery.goes_back_n() || c.st.t_seqno > c.st.highest_ack + 1;
-        let from_pipe = c.p.ssthresh_from_pipe.then(|| (flight_at_loss(&self.recovery, &c.st), in_loss && head_resent));
+        let from_pipe = c.p.ssthresh_from_pipe.then(|| {
+            let in_loss = c.st.last_action == CwndAction::Timeout && c.st.highest_ack < c.st.recover;
+            let head_resent = !self.recovery.goes_back_n() || c.st.t_seqno > c.st.highest_ack + 1;
+            (flight_at_loss(&self.recovery, &c.st), in_loss && head_resent)
+        });
         c.stats.timeouts += 1;
         c.lost_pkts += c.st.outstanding().max(0) as u64; // Linux `tcp_enter_loss` marks it all lost
         c.st.cwr = false;
