@@ -376,8 +376,8 @@ impl Bbr {
             }
         }
         if expired && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt; // first, as Linux: the save keeps the larger of the two
             self.save_cwnd(st);
-            self.mode = Mode::ProbeRtt;
             self.probe_rtt_done = None;
         }
         if self.mode != Mode::ProbeRtt {

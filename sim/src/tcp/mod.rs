@@ -341,6 +341,13 @@ pub trait Recovery: Send {
         false
     }
 
+    /// Marks the packets this ACK shows lost and returns how many (Linux's `tp->lost`, which
+    /// `tcp_mark_skb_lost` raises before the ACK's rate sample is taken); called only by a sender
+    /// that takes rate samples. 0: the recovery counts its losses into `core.lost_pkts` itself.
+    fn mark_lost(&mut self, _st: &TcpState) -> u64 {
+        0
+    }
+
     /// RTT samples count the clock ticks between send and ACK (ns-2's `rtt_update` without
     /// timestamps: the number of tick boundaries crossed, 0 or 1 more than the rounded RTT) instead
     /// of the rounded RTT.

@@ -299,6 +299,7 @@ impl TcpSender {
     /// after, losses marked), and gives it to the window law (Linux's `tcp_cong_control`).
     fn rate_sample(&mut self, mut rs: RateSample, (prior_in_flight, prior_lost): (i64, u64)) {
         let c = &mut self.core;
+        c.lost_pkts += self.recovery.mark_lost(&c.st);
         rs.prior_in_flight = prior_in_flight;
         rs.losses = (c.lost_pkts - prior_lost) as i64;
         rs.lost_total = c.lost_pkts;

@@ -101,6 +101,10 @@ macro_rules! recoveries {
                 match self { $(AnyRecovery::$ty(r) => r.goes_back_n(),)* }
             }
             #[inline]
+            fn mark_lost(&mut self, st: &TcpState) -> u64 {
+                match self { $(AnyRecovery::$ty(r) => r.mark_lost(st),)* }
+            }
+            #[inline]
             fn uses_sack(&self) -> bool {
                 match self { $(AnyRecovery::$ty(r) => r.uses_sack(),)* }
             }

@@ -125,6 +125,10 @@ impl Recovery for Prr {
         true
     }
 
+    fn mark_lost(&mut self, st: &TcpState) -> u64 {
+        self.sack.mark_lost(st)
+    }
+
     fn in_flight(&self, st: &TcpState) -> i64 {
         self.sack.pipe(st)
     }

@@ -39,6 +39,9 @@ pub struct Sack {
     /// every `core.release_gap_s()`, the next no earlier than `next_send`.
     paced: bool,
     next_send: Time,
+    /// Every unSACKed packet below this (and above the cumulative ACK) is counted lost already
+    /// (`mark_lost`).
+    lost_to: i64,
     /// Lists what each ACK newly delivers in `newly`, for the rate estimator (`report`).
     report: bool,
     newly: Vec<(i64, i64)>,
@@ -287,10 +290,7 @@ impl Sack {
         match self.next_seg(core) {
             Some((_, true)) => core.send_next(now, out),
             Some((seq, false)) => {
-                core.retransmit(now, seq, out);
-                if self.rto_lost.is_none() {
-                    core.lost_pkts += 1; // after a timeout the sender counted them all lost
-                }
+                core.retransmit(now, seq, out); // counted lost when marked (`mark_lost`)
                 self.high_rxt = seq;
             }
             None => return false,
@@ -341,6 +341,7 @@ impl Recovery for Sack {
     fn on_fast_retransmit(&mut self, st: &mut TcpState) {
         self.in_recovery = true;
         self.high_rxt = st.highest_ack + 1; // the sender has just retransmitted it
+        self.lost_to = self.lost_to.max(st.highest_ack + 2); // and counted it lost
     }
 
     fn inflates_window(&self) -> bool {
@@ -385,11 +386,29 @@ impl Recovery for Sack {
         true
     }
 
+    /// Counts the unSACKed packets newly below RFC 6675's `IsLost` limit in recovery, when the ACK
+    /// that makes them lost arrives, as Linux's `tcp_mark_head_lost` raises `tp->lost` before the
+    /// rate sample (not when they are resent, later and paced). After a timeout the sender counted
+    /// everything outstanding.
+    fn mark_lost(&mut self, st: &TcpState) -> u64 {
+        if !self.in_recovery || self.rto_lost.is_some() {
+            return 0;
+        }
+        let from = self.lost_to.max(st.highest_ack + 1);
+        let limit = self.lost_below().min(st.maxseq + 1);
+        if limit <= from {
+            return 0;
+        }
+        self.lost_to = limit;
+        self.holes(from - 1, limit).map(|(s, e)| e - s).sum::<i64>() as u64
+    }
+
     fn in_flight(&self, st: &TcpState) -> i64 {
         self.pipe(st)
     }
 
     fn on_timeout(&mut self, st: &TcpState) {
+        self.lost_to = st.maxseq + 1; // the sender counted everything outstanding lost
         if self.retain {
             // Every unSACKed packet sent is lost; none is retransmitted yet.
             (self.in_recovery, self.rto_lost, self.high_rxt) = (true, Some(st.maxseq + 1), st.highest_ack);
@@ -501,6 +520,29 @@ mod tests {
         assert_eq!(r.pipe(&s), 5);
         r.high_rxt = 1; // 1 retransmitted: counted again
         assert_eq!(r.pipe(&s), 6);
+    }
+
+    /// Losses are counted when the ACK that makes a hole `IsLost` arrives, once each, the hole the
+    /// fast retransmit resent (counted by the sender) not again, and nothing outside recovery or
+    /// after a timeout (the sender counts everything outstanding then).
+    #[test]
+    fn losses_are_counted_when_marked_not_when_resent() {
+        let mut r = Sack::retaining();
+        let mut s = st(0, 20); // outstanding 1..=20
+        r.on_sack(&s, &[(3, 4), (6, 8)], s.highest_ack);
+        assert_eq!(r.mark_lost(&s), 0, "outside recovery");
+        r.on_fast_retransmit(&mut s); // 1 resent and counted by the sender
+        assert_eq!(r.mark_lost(&s), 1, "2: three SACKed above it");
+        assert_eq!(r.mark_lost(&s), 0, "once");
+        r.on_sack(&s, &[(10, 12)], s.highest_ack); // SACKed 3, 6, 7, 10, 11: lost below 7
+        assert_eq!(r.mark_lost(&s), 2, "4 and 5");
+        let mut out = vec![];
+        let mut core = SenderCore::new(std::rc::Rc::new(crate::tcp::sender::tests::params()));
+        core.st = s.clone();
+        assert!(r.send_one(&mut core, 0, &mut out) && core.lost_pkts == 0, "resending counts nothing");
+        r.on_timeout(&s);
+        r.on_sack(&s, &[(14, 18)], s.highest_ack);
+        assert_eq!(r.mark_lost(&s), 0, "after a timeout");
     }
 
     /// A SACK scoreboard reports what each ACK newly delivers (`Sack::report`) exactly as this

@@ -59,6 +59,10 @@ impl Recovery for SackRetain {
         self.0.uses_sack()
     }
 
+    fn mark_lost(&mut self, st: &TcpState) -> u64 {
+        self.0.mark_lost(st)
+    }
+
     fn in_flight(&self, st: &TcpState) -> i64 {
         self.0.in_flight(st)
     }
