@@ -199,6 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     mb.add_argument("overrides", nargs="*", help="sweep overrides; target=, seeds=, results_dir=")
     mb.set_defaults(fn=lambda a: __import__("analysis.minbuffer", fromlist=["main"]).main(a.overrides))
+    at = sub.add_parser(
+        "atlas",
+        help="the buffer atlas: build +atlas=small [axis overrides], estimate +atlas=full, "
+        "query tcp=linux queue=droptail flows=300 core_mbps=1000 rtt_ms=80 target=0.95, or "
+        "check +atlas=small cells=20 check_seeds=5 (spot checks against independent searches)",
+    )
+    at.add_argument("action", choices=("build", "estimate", "query", "check"))
+    at.add_argument("overrides", nargs="*", help="build: +atlas=NAME and axis overrides; query: key=value")
+    at.set_defaults(fn=lambda a: __import__("analysis.atlas.cli", fromlist=["main"]).main(a.action, a.overrides))
     from analysis.reproduce import listing
 
     r = sub.add_parser(

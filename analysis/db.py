@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from analysis.atlas_schema import ATLAS_SCHEMA
 from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.store import MEMBERS, MEMBERS_SCHEMA, POINTS, POINTS_SCHEMA, SCHEMAS, TABLES, Store
 
@@ -102,6 +103,7 @@ def connect(
         else:
             con.register(f"_{table}_empty", schema.empty_table())
             con.execute(f"CREATE VIEW {table} AS SELECT *, NULL::VARCHAR AS sweep_id FROM _{table}_empty")
+    _atlas_view(con, results_dir)
     if sweep:
         _restrict(con, sweep)
     if name:
@@ -126,6 +128,18 @@ def connect(
     for table in (*TABLES, POINTS):
         _comment_columns(con, table)
     return con
+
+
+def _atlas_view(con: duckdb.DuckDBPyConnection, results_dir: str | Path) -> None:
+    """`atlas`: every built atlas's answers (`python -m analysis atlas build`), one file each."""
+    local = "://" not in str(results_dir)
+    files = sorted(f for f in Path(results_dir).glob("atlas/*.parquet") if not f.name.startswith(".")) if local else []
+    if files:
+        listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+        con.execute(f"CREATE VIEW atlas AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
+    else:
+        con.register("_atlas_empty", ATLAS_SCHEMA.empty_table())
+        con.execute("CREATE VIEW atlas AS SELECT * FROM _atlas_empty")
 
 
 def _readable_files(store: Store, table: str) -> list[str]:

@@ -28,6 +28,7 @@ from analysis.reproductions.abs_tables import abs_table2, abs_table3  # noqa: E4
 from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, abs_fig7, abs_fig8, abs_fig9  # noqa: E402
 from analysis.reproductions.aqm import aqm_buffer_independence, fq_codel_isolation, red_tuning  # noqa: E402
 from analysis.reproductions.aqm_backends import aqm_backends  # noqa: E402
+from analysis.reproductions.atlas import atlas  # noqa: E402
 from analysis.reproductions.bbr_loss import bbr_shallow_loss  # noqa: E402
 from analysis.reproductions.common import OTHER_BACKENDS, STORED_ONLY, NeedsRuns, Report  # noqa: E402
 from analysis.reproductions.dctcp import dctcp_threshold  # noqa: E402
@@ -141,6 +142,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         phase_effects, "Floyd and Jacobson 1992", "phase effects: fairness and loss vs the senders' send jitter"
     ),
     "dick_ns3": Reproduction(dick_ns3, "Dick 2005; ns-3 3.44", "Dick's 0.5x rows with ns-3's TCP rules vs ns-3"),
+    "atlas": Reproduction(atlas, "Appenzeller 2004; Enachescu 2006; Dick 2005; Spang 2021", "the buffer atlas, small"),
 }
 """Every reproduction, one line each (`reproduce list` prints them; docs/reproductions.md)."""
 

@@ -101,6 +101,63 @@ def test_killed_driver_rerun_runs_only_the_missing(cluster, tmp_path):
     assert len(ids) == 24 and len(set(ids)) == 24
 
 
+ATLAS = [
+    "+atlas=full",
+    "tcp=sack",
+    "queue=droptail,codel",
+    "flows=1,8",
+    "core_mbps=20",
+    "rtt_ms=20,40",
+    "traffic=none",
+    "seeds=[1]",
+    "targets=[0.9,0.95]",
+    "min_duration_s=20",
+    "duration_rtts=50",
+    "ray.batch_size=1",
+    "mlflow.enabled=false",
+]
+"""`atlas=full` at a reduced size (issue 59): 8 cells of two targets, probes of 20 s."""
+
+
+def test_atlas_full_reduced_resumes_after_a_killed_driver_as_if_never_killed(cluster, tmp_path):
+    """The driver is killed once its first probes are stored; the rerun simulates only what is
+    missing (each probe stored once) and gives the atlas an unkilled build gives."""
+    from analysis.db import connect
+
+    state, _ = cluster
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+
+    def build(results: Path, address: str | None) -> list[str]:
+        extra = [f"ray.address={address}"] if address else []
+        return [sys.executable, "-m", "analysis", "atlas", "build", *ATLAS, f"results_dir={results}", *extra]
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        build(killed, state.address), cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((killed / "runs").rglob("*.parquet")):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "atlas").exists(), "killed before it finished"
+    res = subprocess.run(
+        build(killed, state.address), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert res.returncode == 0, res.stderr
+    whole = subprocess.run(
+        build(tmp_path / "whole", None), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert whole.returncode == 0, whole.stderr
+    cols = "tcp, queue, flows, rtt_ms, target, min_buffer_pkts, lo_pkts, flags, utilization, probes"
+    a, b = (
+        connect(d).execute(f"SELECT {cols} FROM atlas ORDER BY ALL").fetchall() for d in (killed, tmp_path / "whole")
+    )
+    assert a == b and len(a) == 2 * 2 * 2 * 2
+    ids = [r[0] for r in connect(killed).execute("SELECT run_id FROM runs").fetchall()]
+    assert len(ids) == len(set(ids)) == sum({r[:4]: r[-1] for r in a}.values())
+
+
 def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
     """Last in this module: it kills worker1."""
     state, _ = cluster

@@ -1,0 +1,84 @@
+"""The atlas's answers as the `atlas` table (`analysis.atlas_schema`), stored atomically under
+`results_dir/atlas/NAME.parquet`, which `analysis.db.connect` shows as the `atlas` view."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import sim
+from analysis.atlas.build import CellState
+from analysis.atlas.rules import cycle_s, rules
+from analysis.atlas.search import Answer
+from analysis.atlas.spec import AtlasSpec, Cell
+from analysis.atlas_schema import ATLAS_SCHEMA
+
+
+def rows(spec: AtlasSpec, answered: list[tuple[CellState, float, Answer]]) -> pa.Table:
+    out = []
+    for s, target, a in answered:
+        c = s.cell
+        at = a.buffer_pkts if a.buffer_pkts is not None else (max(s.probes) if s.probes else None)
+        p = s.probes.get(at) if at is not None else None
+        m = p.metrics if p else {}
+        bdp = spec.bdp(c)
+        discipline = [g.split("=", 1)[1] for g in spec.groups(c) if g.startswith("queue=")][0]
+        row = {
+            "atlas": spec.name,
+            "tcp": c.tcp,
+            "queue": c.queue,
+            "discipline": discipline,
+            "flows": c.flows,
+            "core_mbps": float(c.core_mbps),
+            "rtt_ms": float(c.rtt_ms),
+            "traffic": c.traffic,
+            "target": float(target),
+            "bdp_pkts": bdp,
+            "min_buffer_pkts": a.buffer_pkts,
+            "min_buffer_bdp": a.buffer_pkts / bdp if a.buffer_pkts is not None else None,
+            "lo_pkts": a.lo,
+            "hi_pkts": a.hi,
+            "probes": len(s.probes),
+            "flags": ",".join(a.flags + long_cycle(spec, c, at)),
+            "reason": a.reason,
+            "at_buffer_pkts": at,
+            "utilization": m.get("utilization"),
+            "utilization_halfwidth": p.halfwidth if p else None,
+            **{k: m.get(k) for k in ("loss_rate", "p50_queue_delay_ms", "p99_queue_delay_ms", "jain_fairness")},
+            "seeds": ",".join(map(str, spec.seeds)),
+            "engine_version": sim.ENGINE_VERSION,
+            **{f"rule_{k}_pkts": v for k, v in rules(spec, c, target).items()},
+        }
+        out.append(row)
+    return pa.Table.from_pylist(out, schema=ATLAS_SCHEMA)
+
+
+def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: int | None) -> list[str]:
+    """`long_cycle` where one loss cycle of the sender is longer than a probe's measured time: the
+    run sees a transient (slow start, one sawtooth), not the steady state the rules assume."""
+    if buffer_pkts is None:
+        return []
+    point = spec.point(cell)
+    cycle = cycle_s(spec, cell, buffer_pkts)
+    return ["long_cycle"] if cycle is not None and cycle > point["duration_s"] - point["warmup_s"] else []
+
+
+def path_of(results_dir: str, name: str) -> Path:
+    return Path(results_dir) / "atlas" / f"{name}.parquet"
+
+
+def write(results_dir: str, name: str, table: pa.Table) -> Path:
+    """Replaces the atlas's table atomically: written beside, then renamed over."""
+    path = path_of(results_dir, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")  # never read as a table, if left by a kill
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

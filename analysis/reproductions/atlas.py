@@ -1,0 +1,196 @@
+"""The buffer atlas's report (issue 59): builds `atlas=small` (or reads it), then states each
+paper's claim beside what the atlas computes, judges the classic rules, fits B_min ~ N^a, and
+shows the heatmaps. Every number is queried from the `atlas` table (docs/atlas.md)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from analysis.atlas.judge import exponents, verdicts
+from analysis.reproductions.common import Report, ray_session
+
+NAME = "atlas"
+PRESET = "small"
+TITLE = "The buffer atlas: the minimum buffer per sender, discipline, flows, speed and RTT (issue 59)"
+COMMAND = f"python -m analysis reproduce {NAME}   # = python -m analysis atlas build +atlas={PRESET}"
+LARGE_N = 256
+"""Appenzeller et al.'s model holds for many flows (their Fig. 10: N > 250)."""
+SMALL_BUFFER_PKTS = 20
+"""Enachescu et al.: paced senders do with 10-20 packets."""
+
+
+def atlas(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
+    """`grid`: axis overrides narrowing the preset (the tests' reduced atlas)."""
+    from analysis.atlas.build import answers, search
+    from analysis.atlas.publish import publish
+    from analysis.atlas.spec import load
+    from analysis.atlas.table import rows as table_rows
+    from analysis.atlas.table import write
+
+    spec = load([f"+atlas={PRESET}", *grid, f"results_dir={results}"])
+    with ray_session():
+        states, stats = search(spec)
+    table = table_rows(spec, answers(spec, states))
+    write(spec.results_dir, spec.name, table)
+    pngs = [p for p in publish(spec, table) if p.suffix == ".png"]
+    rows = table.to_pylist()
+    report = Report(
+        name=NAME,
+        title=TITLE,
+        command=COMMAND,
+        header=["claim", "paper", "the atlas computes", "holds"],
+        rows=claim_rows(rows),
+        notes=[*rule_notes(rows), *fit_notes(rows)],
+        reading=reading(rows, stats),
+    )
+    return report, lambda: _figure(pngs)
+
+
+def _figure(pngs: list[Path]) -> None:
+    """The report's figure: each target's heatmaps (`publish`), one above the other."""
+    import matplotlib.image as mpimg
+    import matplotlib.pyplot as plt
+
+    imgs = [mpimg.imread(p) for p in pngs]
+    width = max(i.shape[1] for i in imgs) / 110
+    fig, axes = plt.subplots(len(imgs), 1, figsize=(width, sum(i.shape[0] for i in imgs) / 110), squeeze=False)
+    for ax, img in zip(axes[:, 0], imgs):
+        ax.imshow(img)
+        ax.axis("off")
+    fig.tight_layout(pad=0)
+
+
+def _cells(rows: list[dict[str, Any]], **match: Any) -> list[dict[str, Any]]:
+    return [r for r in rows if all(r[k] == v for k, v in match.items())]
+
+
+def _frac(rows: list[dict[str, Any]], rule: str) -> tuple[float, int]:
+    judged = [r for r in rows if r["min_buffer_pkts"] and r[f"rule_{rule}_pkts"]]
+    safe = [r for r in judged if r[f"rule_{rule}_pkts"] >= r["min_buffer_pkts"]]
+    return (len(safe) / len(judged) if judged else float("nan")), len(judged)
+
+
+def steady(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The answers whose probes saw the sender's steady state: not `long_cycle`."""
+    return [r for r in rows if "long_cycle" not in (r["flags"] or "")]
+
+
+def claim_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
+    """Each paper's claim beside what the atlas computes, over its steady answers."""
+    rows = steady(rows)
+    out = []
+    big = [r for r in _cells(rows, tcp="sack", queue="droptail") if r["flows"] >= LARGE_N]
+    for target in (0.95, 0.99):
+        f, n = _frac(_cells(big, target=target), "stanford")
+        out.append(
+            [
+                f"BDP/sqrt(N) reaches {target:g} for many long flows (N >= {LARGE_N}), drop-tail",
+                "Appenzeller 2004",
+                f"safe in {f:.0%} of {n} SACK cells",
+                "yes" if f >= 0.9 else "no",
+            ]
+        )
+    fits = [v for k, v in exponents(rows).items() if k[:2] == ("sack", "droptail") and k[4] == 0.95]
+    inside = sum(1 for a, hw, _ in fits if abs(a + 0.5) <= hw)
+    mean_a = statistics.fmean(a for a, _, _ in fits) if fits else float("nan")
+    out.append(
+        [
+            "B_min ~ N^-0.5 (SACK, drop-tail, 0.95)",
+            "Appenzeller 2004",
+            f"a = {mean_a:.2f} on average; -0.5 inside {inside} of {len(fits)} intervals",
+            "yes" if fits and inside >= len(fits) / 2 else "no",
+        ]
+    )
+    paced = [r for r in _cells(rows, tcp="bbr", queue="droptail", target=0.9) if r["min_buffer_pkts"]]
+    few = sum(1 for r in paced if r["min_buffer_pkts"] <= SMALL_BUFFER_PKTS)
+    out.append(
+        [
+            f"paced senders reach 0.90 with <= {SMALL_BUFFER_PKTS} packets",
+            "Enachescu 2006",
+            f"{few} of {len(paced)} BBR drop-tail cells",
+            "yes" if paced and few >= len(paced) / 2 else "no",
+        ]
+    )
+    one = [r for r in _cells(rows, tcp="sack", queue="droptail", flows=1, target=0.99) if r["min_buffer_bdp"]]
+    med = statistics.median(r["min_buffer_bdp"] for r in one) if one else float("nan")
+    out.append(
+        [
+            "one NewReno flow needs BDP/2 for full utilization (0.99)",
+            "Dick 2005",
+            f"median {med:.2f} x BDP over {len(one)} cells",
+            "yes" if med <= 0.55 else "no",
+        ]
+    )
+    for tcp in ("linux", "bbr"):
+        ratio = _smaller(rows, tcp)
+        out.append(
+            [
+                f"{tcp} needs 60-75% less buffer than NewReno (one flow, 0.99, drop-tail)",
+                "Spang 2021",
+                f"median {ratio:.0%} less" if ratio == ratio else "no cell answered",
+                "yes" if ratio >= 0.6 else "no",
+            ]
+        )
+    return out
+
+
+def _smaller(rows: list[dict[str, Any]], tcp: str) -> float:
+    base = {
+        (r["core_mbps"], r["rtt_ms"]): r["min_buffer_pkts"]
+        for r in _cells(rows, tcp="sack", queue="droptail", flows=1, target=0.99)
+        if r["min_buffer_pkts"]
+    }
+    ratios = [
+        1 - r["min_buffer_pkts"] / base[(r["core_mbps"], r["rtt_ms"])]
+        for r in _cells(rows, tcp=tcp, queue="droptail", flows=1, target=0.99)
+        if r["min_buffer_pkts"] and (r["core_mbps"], r["rtt_ms"]) in base
+    ]
+    return statistics.median(ratios) if ratios else float("nan")
+
+
+def rule_notes(rows: list[dict[str, Any]]) -> list[str]:
+    out = [
+        "## The rules, judged",
+        "",
+        "| rule | target | cells judged | safe | median over-provisioning where safe |",
+        "|---|---|---|---|---|",
+    ]
+    for (rule, target), v in verdicts(rows).items():
+        if v["cells"]:
+            out.append(f"| {rule} | {target:g} | {v['cells']} | {v['safe']:.0%} | {v['over']:.2f}x |")
+    return [*out, ""]
+
+
+def fit_notes(rows: list[dict[str, Any]]) -> list[str]:
+    out = [
+        "## B_min ~ N^a",
+        "",
+        "| tcp | queue | Mb/s | RTT ms | target | a | 95% +- | flow counts |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (tcp, queue, c, rtt, t), (a, hw, n) in sorted(exponents(rows).items()):
+        out.append(f"| {tcp} | {queue} | {c:g} | {rtt:g} | {t:g} | {a:.2f} | {hw:.2f} | {n} |")
+    return [*out, ""]
+
+
+def reading(rows: list[dict[str, Any]], stats: Any) -> str:
+    answered = sum(1 for r in rows if r["min_buffer_pkts"] is not None)
+    flags: dict[str, int] = {}
+    for r in rows:
+        for f in filter(None, (r["flags"] or "").split(",")):
+            flags[f] = flags.get(f, 0) + 1
+    flagged = ", ".join(f"{n} {f}" for f, n in sorted(flags.items())) or "none"
+    cells = len({(r["tcp"], r["queue"], r["flows"], r["core_mbps"], r["rtt_ms"], r["traffic"]) for r in rows})
+    transient = len(rows) - len(steady(rows))
+    return (
+        f"The claims above read the {len(rows) - transient} answers whose probes outlast one loss cycle of "
+        f"the sender; {transient} are flagged `long_cycle` (a single NewReno or CUBIC flow at a large BDP "
+        "takes longer than a probe to cycle once) and are left out of them, not out of the rules' verdicts. "
+        f"{cells} cells x {len({r['target'] for r in rows})} targets: {answered} of {len(rows)} answers, "
+        f"flagged: {flagged}. This build asked {stats.probes} probes in {stats.rounds} rounds and simulated "
+        f"{stats.runs_new} runs ({stats.packets:.3g} packets) in {stats.wall_s:.0f} s; the rest were stored. "
+        "Query any point with `python -m analysis atlas query`; the page is results/atlas/small/atlas_small.html."
+    )
