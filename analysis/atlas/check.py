@@ -42,7 +42,7 @@ def agrees(atlas_row: dict[str, Any], checked: int | None) -> bool:
 
 
 def main(args: list[str]) -> int:
-    from analysis.atlas.probes import atlas_ray, composed, sweep_keys
+    from analysis.atlas.probes import atlas_ray, sweep_keys
     from analysis.db import connect
     from analysis.search import min_buffer_search
 
@@ -61,7 +61,6 @@ def main(args: list[str]) -> int:
         for key in picked:
             cell = next(c for c in spec.cells() if (c.tcp, c.queue, c.flows, c.core_mbps, c.rtt_ms, c.traffic) == key)
             base = [*spec.base, *spec.groups(cell), *sweep_keys(spec)]
-            composed(tuple(base))  # checks the overrides once
             point = spec.point(cell)
             for r in (
                 r for r in rows if (r["tcp"], r["queue"], r["flows"], r["core_mbps"], r["rtt_ms"], r["traffic"]) == key

@@ -12,21 +12,23 @@ from typing import Any
 from analysis.atlas_schema import RULES
 
 
+def judged(rows: list[dict[str, Any]], rule: str) -> tuple[list[dict[str, Any]], list[float]]:
+    """The answered rows where `rule` applies, and rule / B_min where it is safe (>= B_min)."""
+    cells = [r for r in rows if r["min_buffer_pkts"] and r[f"rule_{rule}_pkts"]]
+    col = f"rule_{rule}_pkts"
+    return cells, [r[col] / r["min_buffer_pkts"] for r in cells if r[col] >= r["min_buffer_pkts"]]
+
+
 def verdicts(rows: list[dict[str, Any]]) -> dict[tuple[str, float], dict[str, float]]:
     """Per (rule, target): cells judged (answered and the rule applies), the fraction where it is
     safe, and the median of rule / B_min where it is."""
     out: dict[tuple[str, float], dict[str, float]] = {}
     for rule in RULES:
         for target in sorted({r["target"] for r in rows}):
-            judged = [r for r in rows if r["target"] == target and r["min_buffer_pkts"] and r[f"rule_{rule}_pkts"]]
-            safe = [
-                r[f"rule_{rule}_pkts"] / r["min_buffer_pkts"]
-                for r in judged
-                if r[f"rule_{rule}_pkts"] >= r["min_buffer_pkts"]
-            ]
+            cells, safe = judged([r for r in rows if r["target"] == target], rule)
             out[(rule, target)] = {
-                "cells": len(judged),
-                "safe": len(safe) / len(judged) if judged else math.nan,
+                "cells": len(cells),
+                "safe": len(safe) / len(cells) if cells else math.nan,
                 "over": statistics.median(safe) if safe else math.nan,
             }
     return out

@@ -12,7 +12,7 @@ import itertools
 import math
 from typing import Any
 
-from analysis.atlas.spec import AXES, NUMERIC, AtlasSpec, Cell
+from analysis.atlas.spec import AXES, NUMERIC, Cell
 from sweeps.errors import exit_usage
 
 KEYS = (*AXES, "target", "atlas", "results_dir")
@@ -134,9 +134,8 @@ def main(args: list[str]) -> int:
     print(f"{point}: {got['kind']} minimum buffer {got['buffer_pkts']:,.0f} packets ({got['buffer_bdp']:.3g} x BDP)")
     for row, w in got["cells"]:
         print(f"  cell {_describe(row)}: {_fmt(row)}" + (f", weight {w:.3f}" if got["kind"] == "interpolated" else ""))
-    spec = AtlasSpec("query", {}, [], [], 2, 0, 0, 0, 0, base=[f"pkt_bytes={round(_pkt_bytes(rows[0]))}"])
     cell = Cell(q["tcp"], q["queue"], round(q["flows"]), q["core_mbps"], q["rtt_ms"], q["traffic"])
-    for name, pkts in rules(spec, cell, q["target"]).items():
+    for name, pkts in rules(round(_pkt_bytes(rows[0])), cell, q["target"]).items():
         if pkts is not None:
             verdict = "meets" if pkts >= got["buffer_pkts"] else "falls short of"
             print(f"  rule {name}: {pkts:,.0f} packets ({pkts / got['bdp']:.3g} x BDP), {verdict} it")

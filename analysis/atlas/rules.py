@@ -34,8 +34,8 @@ def sender(tcp: str) -> tuple[str, float | None, bool]:
     return conf.cc, beta, conf.release == "paced"
 
 
-def rules(spec: AtlasSpec, cell: Cell, target: float) -> dict[str, float | None]:
-    pkt = spec.pkt_bytes()
+def rules(pkt: int, cell: Cell, target: float) -> dict[str, float | None]:
+    """Each rule's buffer (packets) at `cell` for `target`, with `pkt`-byte packets."""
     bdp = bdp_pkts(cell.core_mbps, cell.rtt_ms, pkt)
     cc, beta, paced = sender(cell.tcp)
     out: dict[str, float | None] = {

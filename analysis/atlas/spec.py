@@ -37,9 +37,6 @@ class Cell:
     rtt_ms: float
     traffic: str = "none"
 
-    def key(self) -> tuple[Any, ...]:
-        return (self.tcp, self.queue, self.flows, self.core_mbps, self.rtt_ms, self.traffic)
-
 
 @dataclass
 class AtlasSpec:

@@ -51,7 +51,7 @@ def rows(spec: AtlasSpec, answered: list[tuple[CellState, float, Answer]]) -> pa
             **{k: m.get(k) for k in ("loss_rate", "p50_queue_delay_ms", "p99_queue_delay_ms", "jain_fairness")},
             "seeds": ",".join(map(str, spec.seeds)),
             "engine_version": sim.ENGINE_VERSION,
-            **{f"rule_{k}_pkts": v for k, v in rules(spec, c, target).items()},
+            **{f"rule_{k}_pkts": v for k, v in rules(spec.pkt_bytes(), c, target).items()},
         }
         out.append(row)
     return pa.Table.from_pylist(out, schema=ATLAS_SCHEMA)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from analysis.atlas.judge import exponents, verdicts
+from analysis.atlas.judge import exponents, judged, verdicts
 from analysis.reproductions.common import Report, ray_session
 
 NAME = "atlas"
@@ -68,9 +68,8 @@ def _cells(rows: list[dict[str, Any]], **match: Any) -> list[dict[str, Any]]:
 
 
 def _frac(rows: list[dict[str, Any]], rule: str) -> tuple[float, int]:
-    judged = [r for r in rows if r["min_buffer_pkts"] and r[f"rule_{rule}_pkts"]]
-    safe = [r for r in judged if r[f"rule_{rule}_pkts"] >= r["min_buffer_pkts"]]
-    return (len(safe) / len(judged) if judged else float("nan")), len(judged)
+    cells, safe = judged(rows, rule)
+    return (len(safe) / len(cells) if cells else float("nan")), len(cells)
 
 
 def steady(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
