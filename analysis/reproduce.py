@@ -29,6 +29,7 @@ from analysis.reproductions.abs_timelines import abs_fig4, abs_fig5, abs_fig6, a
 from analysis.reproductions.aqm import aqm_buffer_independence, fq_codel_isolation, red_tuning  # noqa: E402
 from analysis.reproductions.aqm_backends import aqm_backends  # noqa: E402
 from analysis.reproductions.atlas import atlas  # noqa: E402
+from analysis.reproductions.atlas_slices import atlas_slices  # noqa: E402
 from analysis.reproductions.bbr_loss import bbr_shallow_loss  # noqa: E402
 from analysis.reproductions.common import OTHER_BACKENDS, STORED_ONLY, NeedsRuns, Report  # noqa: E402
 from analysis.reproductions.dctcp import dctcp_threshold  # noqa: E402
@@ -143,6 +144,9 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     ),
     "dick_ns3": Reproduction(dick_ns3, "Dick 2005; ns-3 3.44", "Dick's 0.5x rows with ns-3's TCP rules vs ns-3"),
     "atlas": Reproduction(atlas, "Appenzeller 2004; Enachescu 2006; Dick 2005; Spang 2021", "the buffer atlas, small"),
+    "atlas_slices": Reproduction(
+        atlas_slices, "Dick 2005; Appenzeller 2004", "the atlas's Dick and Appenzeller slices vs their reproductions"
+    ),
 }
 """Every reproduction, one line each (`reproduce list` prints them; docs/reproductions.md)."""
 

@@ -134,6 +134,8 @@ def load(args: list[str]) -> AtlasSpec:
             setattr(spec, key, listed if key in ("targets", "seeds") else values[0])
         elif key == "results_dir":
             spec.results_dir = str(values[0])
+        elif key == "seed":
+            exit_usage("seed: an atlas runs every probe on its `seeds` setting; give a list, as seeds=[1,2]")
         elif key == "buffer_pkts" or key.startswith("buffer_policy"):
             exit_usage(f"{key}: is what the atlas searches; leave it out")
         elif o.is_sweep_override():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import matplotlib.pyplot as plt
 
@@ -26,12 +27,9 @@ WHAT = {
 }
 
 
-def dick_table(results: str, rerun: bool, preset: str = "dick_table") -> tuple[Report, Callable[[], None]]:
-    """`preset`: dick_table or its precision variant, dick_table_precision."""
-    precise = preset != "dick_table"
-    rc = sweep_cli(preset, results, rerun, backend_override())
-    con = stored(results, None, preset)
-    # The buffer is the one the stanford rule resolved for the bottleneck (link 0).
+def engine_points(con: Any, preset: str) -> dict[tuple[str, int, float], tuple[int, tuple[float, float]]]:
+    """Per (tcp, flows, rule factor): the buffer the stanford rule resolved for the bottleneck
+    (link 0) and the engine's utilization (mean, sd over seeds)."""
     data = con.execute(
         """SELECT r.tcp, r.flows, r.buffer_policy_factor, any_value(l.buffer_pkts)::INTEGER,
             list(r.utilization)
@@ -39,7 +37,15 @@ def dick_table(results: str, rerun: bool, preset: str = "dick_table") -> tuple[R
         WHERE r.name = ? AND r.status = 'ok' AND r.backend = 'engine' GROUP BY ALL""",
         [preset],
     ).fetchall()
-    ours = {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}
+    return {(t, n, s): (b, mean_sd(u)) for t, n, s, b, u in data}
+
+
+def dick_table(results: str, rerun: bool, preset: str = "dick_table") -> tuple[Report, Callable[[], None]]:
+    """`preset`: dick_table or its precision variant, dick_table_precision."""
+    precise = preset != "dick_table"
+    rc = sweep_cli(preset, results, rerun, backend_override())
+    con = stored(results, None, preset)
+    ours = engine_points(con, preset)
     ns2_runs = backend_means(con, preset, ("tcp", "flows", "buffer_policy_factor"), "utilization").get("ns2", {})
     ns2_seeds = max((len(v) for v in ns2_runs.values()), default=0)
     rows, within = [], 0

@@ -131,6 +131,7 @@ def test_query_answers_a_cell_exactly_interpolates_inside_and_refuses_outside(bu
         (["build", "+atlas=small", "queue=sfq"], "queue"),
         (["build", "+atlas=small", "targets=[0.9,1.2]"], "targets"),
         (["build", "+atlas=small", "seed=1,2"], "seed"),
+        (["build", "+atlas=small", "seed=3"], "seed"),
         (["build", "+atlas=huge"], "atlas"),
         (
             ["query", "tcp=sack", "queue=droptail", "flows=4", "core_mbps=10", "rtt_ms=10", "target=0.95", "mss=9"],
@@ -211,3 +212,26 @@ def test_spot_checks_search_picked_cells_again_with_other_seeds(built):
     row = {"lo_pkts": 10, "min_buffer_pkts": 12}
     assert agrees(row, 12) and agrees(row, 9) and agrees(row, 15) and not agrees(row, 16) and not agrees(row, 8)
     assert agrees({"lo_pkts": 64, "min_buffer_pkts": None}, None) and not agrees(row, None)
+
+
+def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):
+    """`reproduce atlas_slices` on a reduced grid: the atlas built on Dick's and Appenzeller's
+    set-ups against dick_table's utilization curve and stanford_min_buffer's bisection to the
+    packet, each run here; every answer within one bisection step or inside the atlas's bracket."""
+    from analysis.reproductions.atlas_slices import agrees, atlas_slices, crossing
+
+    grid = {"dick": ("tcp=newreno", "flows=30,120"), "appenzeller": ("flows=400",)}
+    report, _ = atlas_slices(str(tmp_path / "results"), False, grid)
+    assert [(r[0], r[2], r[3]) for r in report.rows] == [
+        ("dick", 30, 0.9),
+        ("dick", 30, 0.95),
+        ("dick", 120, 0.9),
+        ("dick", 120, 0.95),
+        ("appenzeller", 400, 0.95),
+    ]
+    assert all(r[-1] == "yes" for r in report.rows), report.rows
+    assert crossing([(10, 0.8), (40, 1.0)], 0.9) == ("at", pytest.approx(20.0))
+    assert crossing([(10, 0.95), (40, 1.0)], 0.9) == ("below", 10)
+    row = {"min_buffer_pkts": 100, "lo_pkts": 84}
+    assert agrees(row, "at", 118) and not agrees(row, "at", 120) and not agrees(row, "at", 80)
+    assert agrees(row, "below", 90) and not agrees(row, "below", 80) and not agrees(row, "above", 130)
