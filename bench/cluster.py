@@ -39,7 +39,8 @@ from rich.console import Console
 from rich.table import Table
 
 import sim
-from cluster import local
+from cluster import auth, local
+from sweeps.raycfg import cluster_env
 
 JOBS = 24
 SIM_DURATION_S = 1500
@@ -84,7 +85,7 @@ def run(nodes: int, tmp: Path, grid_: list[str]) -> Run:
             [sys.executable, "-m", "sweeps", "-m", *grid_, f"results_dir={results}", f"ray.address={state.address}"],
             capture_output=True,
             text=True,
-            env=dict(os.environ, RAY_AUTH_MODE="disabled"),
+            env=dict(os.environ, **cluster_env(auth.token_path(state_dir))),
         )
         wall = time.monotonic() - t0
         if res.returncode != 0:

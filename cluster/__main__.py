@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--head-cpus", type=int, default=0)
     u.add_argument("--worker-cpus", type=int, default=1)
     u.add_argument("--memory-gb", type=float, default=2.0, help="per node")
+    u.add_argument(
+        "--port-offset", type=int, default=0, help="added to every fixed port: two clusters side by side (e.g. 100)"
+    )
     u.add_argument("--no-dashboard", action="store_true", help="lighter head; sweeps attach, jobs cannot be submitted")
     sub.add_parser("down", help="stop the processes `up` started")
     sub.add_parser("status")
@@ -41,12 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     st.add_argument("job_id")
     st.add_argument("--address")
     m = sub.add_parser("mlflow", help="start an MLflow server on the head (127.0.0.1, one worker)")
-    m.add_argument("--host", default="127.0.0.1")
+    m.add_argument("--host", default="127.0.0.1", help="off loopback it needs credentials (basic auth)")
     m.add_argument("--port", type=int, default=5000)
+    m.add_argument("--backend-store-uri", help="where runs are kept (default: the project's mlflow.db)")
+    m.add_argument(
+        "--generate-credentials",
+        action="store_true",
+        help="basic auth with a generated admin password (saved 0600 in the state folder), "
+        "unless MLFLOW_TRACKING_USERNAME and _PASSWORD give them",
+    )
     args = p.parse_args(argv)
 
     if args.cmd == "up":
         from cluster.local import up
+        from sweeps.raycfg import TOKEN_FILE
 
         state = up(
             args.workers,
@@ -55,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             args.worker_cpus,
             args.memory_gb,
             dashboard=not args.no_dashboard,
+            port_offset=args.port_offset,
         )
         print(f"cluster up: {len(state.nodes)} nodes at {state.address}, dashboard {state.dashboard}")
+        print(f"  Ray token auth: the token is in {args.state_dir / TOKEN_FILE} (mode 0600, new at each `up`)")
         print(f"  attach a sweep: python -m sweeps -m ... ray.address={state.address}")
         print("  submit a sweep: python -m cluster submit -- +experiment=smoke")
         return 0
@@ -89,12 +102,17 @@ def main(argv: list[str] | None = None) -> int:
         print("stopped" if stop(args.job_id, args.address) else "not running")
         return 0
     if args.cmd == "mlflow":
+        from cluster.auth import MLFLOW_CREDENTIALS
         from cluster.mlflow_server import start
 
-        print(
-            f"MLflow server at {start(args.state_dir, args.host, args.port)}  "
-            f"(mlflow.tracking_uri=... for sweeps; `down` stops it)"
+        uri, creds = start(
+            args.state_dir, args.host, args.port, args.backend_store_uri, generate_credentials=args.generate_credentials
         )
+        print(f"MLflow server at {uri}  (mlflow.tracking_uri=... for sweeps; `down` stops it)")
+        if creds:
+            saved = args.state_dir / MLFLOW_CREDENTIALS
+            where = f"saved in {saved}" if saved.exists() else "from MLFLOW_TRACKING_USERNAME and _PASSWORD"
+            print(f"  basic auth: user {creds[0]}, password {where}; sweeps send MLFLOW_TRACKING_USERNAME/_PASSWORD")
         return 0
     return 2
 

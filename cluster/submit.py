@@ -13,7 +13,7 @@ import time
 from ray.job_submission import JobStatus, JobSubmissionClient
 
 from cluster.local import PROJECT_ROOT
-from sweeps.raycfg import ray_env
+from sweeps.raycfg import apply_env, token_env
 
 EXCLUDES = [
     ".venv",
@@ -35,8 +35,16 @@ EXCLUDES = [
 DEFAULT_DASHBOARD = "http://127.0.0.1:28265"
 
 
+MLFLOW_PASSED = ("MLFLOW_TRACKING_URI", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD")
+"""Passed on to the job's driver if set here. The job's environment is visible to whoever holds
+the cluster's token (the dashboard shows it): the Ray token is not passed, the driver inherits
+the head's."""
+
+
 def client(address: str | None) -> JobSubmissionClient:
-    os.environ.update(ray_env())
+    """A Jobs API client that sends the cluster's token (Ray adds it to every request once this
+    process runs in token mode)."""
+    apply_env(token_env("--address"))
     # The working_dir must carry the built extension (sim/_core*.so), which .gitignore lists;
     # the EXCLUDES above keep out everything that should not travel.
     os.environ["RAY_RUNTIME_ENV_IGNORE_GITIGNORE"] = "1"
@@ -65,9 +73,7 @@ def _quote(arg: str) -> str:
 
 def submit(overrides: list[str], address: str | None = None, follow: bool = True) -> tuple[str, JobStatus]:
     c = client(address)
-    env = {**ray_env()}
-    if os.environ.get("MLFLOW_TRACKING_URI"):
-        env["MLFLOW_TRACKING_URI"] = os.environ["MLFLOW_TRACKING_URI"]
+    env = {"RAY_AUTH_MODE": "token", **{k: os.environ[k] for k in MLFLOW_PASSED if os.environ.get(k)}}
     job_id = c.submit_job(
         entrypoint=entrypoint(overrides),
         runtime_env={"working_dir": str(PROJECT_ROOT), "excludes": EXCLUDES, "env_vars": env},

@@ -353,7 +353,10 @@ def _check_services(s: dict[str, Any], inline: bool) -> None:
 
     address = s["ray"].get("address")
     if address and not inline:
+        from sweeps.raycfg import token_env
+
         check_ray(address)
+        token_env("ray.address")  # a cluster runs with token auth: no token, one line and exit 2
     if s["mlflow"]["enabled"]:
         from sweeps.tracking import tracking_uri
 

@@ -68,10 +68,17 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
 
 @pytest.fixture(scope="session")
 def ray_head(tmp_path_factory):
-    """A one-node Ray cluster (2 CPUs) for sweeps to attach to: `ray.address=<address>`."""
+    """A one-node Ray cluster (2 CPUs) for sweeps to attach to: `ray.address=<address>`. Like
+    every cluster it runs with token auth; its token's file is RAY_AUTH_TOKEN_PATH for the rest
+    of the session, so that what attaches (in this process or a child) finds it."""
+    from cluster.auth import new_token
+    from sweeps.raycfg import cluster_env
+
     port = free_port()
     tmp = tmp_path_factory.mktemp("ray")
-    env = dict(os.environ, RAY_AUTH_MODE="disabled")
+    token = cluster_env(new_token(tmp))
+    os.environ["RAY_AUTH_TOKEN_PATH"] = token["RAY_AUTH_TOKEN_PATH"]
+    env = dict(os.environ, **token)
     log = open(tmp / "ray.log", "w")
     proc = subprocess.Popen(
         [
