@@ -78,7 +78,9 @@ class AtlasSpec:
             "flows": cell.flows,
             "core_mbps": cell.core_mbps,
             "rtt_ms": cell.rtt_ms,
-            "rtt_spread_ms": round(cell.rtt_ms * self.rtt_spread, 6),
+            # One flow has no phase to break: its RTT is the cell's, not a draw that moves its
+            # BDP by up to rtt_spread / 2 from seed to seed.
+            "rtt_spread_ms": round(cell.rtt_ms * self.rtt_spread, 6) if cell.flows > 1 else 0.0,
             "duration_s": duration,
             "warmup_s": round(duration * self.warmup_fraction, 6),
         }

@@ -159,7 +159,8 @@ def rule_notes(rows: list[dict[str, Any]]) -> list[str]:
     ]
     for (rule, target), v in verdicts(rows).items():
         if v["cells"]:
-            out.append(f"| {rule} | {target:g} | {v['cells']} | {v['safe']:.0%} | {v['over']:.2f}x |")
+            over = f"{v['over']:.2f}x" if v["over"] == v["over"] else "n/a (never safe)"
+            out.append(f"| {rule} | {target:g} | {v['cells']} | {v['safe']:.0%} | {over} |")
     return [*out, ""]
 
 
