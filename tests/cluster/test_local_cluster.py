@@ -209,8 +209,9 @@ def test_a_sweep_runs_with_the_token_and_is_refused_without_it(cluster, tmp_path
     assert not (tmp_path / "no").exists()
 
 
-def _http_status(url: str, token: str | None) -> int:
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+def _http_status(url: str, authorization: str | None) -> int:
+    """The HTTP status of a GET of `url` with this Authorization header (None: without one)."""
+    req = urllib.request.Request(url, headers={"Authorization": authorization} if authorization else {})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status
@@ -228,7 +229,8 @@ def test_the_jobs_api_and_ray_init_refuse_a_request_without_the_token(cluster, t
     state, state_dir = cluster
     token = auth.token_path(state_dir).read_text().strip()
     jobs = f"{state.dashboard}/api/jobs/"
-    assert [_http_status(jobs, t) for t in (None, "0" * 64, token)] == [401, 403, 200]
+    bearers = [None, f"Bearer {'0' * 64}", f"Bearer {token}"]
+    assert [_http_status(jobs, b) for b in bearers] == [401, 403, 200]
     code = RAY_INIT.format(state.address)
     bare = without_ray_token(tmp_path)
     tries = {
@@ -278,7 +280,7 @@ def test_mlflow_off_loopback_needs_credentials(cluster, tmp_path):
     uri = f"http://127.0.0.1:{port}"
     api = f"{uri}/api/2.0/mlflow/experiments/search?max_results=1"
     basic = base64.b64encode(f"{user}:{password}".encode()).decode()
-    assert _basic_status(api, None) == 401 and _basic_status(api, basic) == 200
+    assert _http_status(api, None) == 401 and _http_status(api, f"Basic {basic}") == 200
     grid = ["-m", "flows=1,2", "duration_s=2", "warmup_s=0", f"mlflow.tracking_uri={uri}"]
     cmd = [sys.executable, "-m", "sweeps", *grid, f"results_dir={tmp_path / 'results'}"]
     no = subprocess.run(cmd, cwd=tmp_path, env=dict(env, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
@@ -296,15 +298,6 @@ def test_mlflow_off_loopback_needs_credentials(cluster, tmp_path):
         os.environ.pop("MLFLOW_TRACKING_USERNAME")
         os.environ.pop("MLFLOW_TRACKING_PASSWORD")
     assert len([r for r in logged if r.data.tags.get("buffersweep_role") == "child"]) == 2
-
-
-def _basic_status(url: str, basic: str | None) -> int:
-    req = urllib.request.Request(url, headers={"Authorization": f"Basic {basic}"} if basic else {})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
 
 
 def test_dead_node_jobs_are_retried_and_marked(cluster, tmp_path):
