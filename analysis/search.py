@@ -45,6 +45,8 @@ class Search:
     """Why a probe could not be decided at the precision asked for, if one could not."""
     packets: int = 0
     """Packets the search's probes simulated."""
+    seed_values: dict[int, list[float]] = field(default_factory=dict)
+    """buffer -> its probe's utilization per seed (the mean of which is `probes`)."""
 
     @property
     def done(self) -> bool:
@@ -125,6 +127,7 @@ def bisect(
             mine = got[k * len(seeds) : (k + 1) * len(seeds)]
             s.packets += sum(m[2] for m in mine)
             values = [m[0] for m in mine if not math.isnan(m[0])]
+            s.seed_values[b] = values
             halfwidth = mine[0][1] if len(mine) == 1 and values else 0.0
             s.record(b, sum(values) / len(values) if values else math.nan, target, halfwidth)
     return searches
@@ -141,10 +144,11 @@ def min_buffer_search(
     quiet: bool = False,
     progress: Callable[[int, list[Search]], None] | None = None,
     precision: dict[str, Any] | None = None,
+    caps: list[int] | None = None,
 ) -> list[Search]:
     """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses, up to
-    MAX_BUFFER_GROWTH x hi. Probes run as sweeps on Ray (`quiet`: without their progress) and are
-    stored as runs. `unreachable`: per point, a reason known before any probe (or None).
+    MAX_BUFFER_GROWTH x hi (or the point's `caps`). Probes run as sweeps on Ray (`quiet`: without
+    their progress) and are stored as runs. `unreachable`: per point, a reason known before any probe (or None).
     `precision`: the base config's precision section, if it names utilization (see the module's
     comment)."""
 
@@ -162,5 +166,6 @@ def min_buffer_search(
         return [(got[i][0], 0.0, round(got[i][1] or 0)) if i in got else (math.nan, 0.0, 0) for i in run_ids]
 
     why = unreachable or [None] * len(points)
-    searches = [Search(p, -1, h, cap=MAX_BUFFER_GROWTH * h, unreachable=w) for p, h, w in zip(points, hi, why)]
+    top = caps or [MAX_BUFFER_GROWTH * h for h in hi]
+    searches = [Search(p, -1, h, cap=c, unreachable=w) for p, h, c, w in zip(points, hi, top, why)]
     return bisect(searches, target, seeds, on_ray, progress)

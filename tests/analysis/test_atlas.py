@@ -201,7 +201,7 @@ def test_the_report_states_each_claim_from_the_table(built):
 def test_spot_checks_search_picked_cells_again_with_other_seeds(built):
     """`atlas check`: each picked cell's every target searched again by min-buffer's bisection on
     seeds the atlas never ran, and judged against the atlas's bracket."""
-    from analysis.atlas.check import agrees
+    from analysis.atlas.check import agrees, settled, within_noise
 
     tmp, _, _, _ = built
     res = atlas(tmp, "check", "+atlas=small", "cells=2", "check_seeds=2", "flows=1,4,8", *AXES)
@@ -212,6 +212,16 @@ def test_spot_checks_search_picked_cells_again_with_other_seeds(built):
     row = {"lo_pkts": 10, "min_buffer_pkts": 12}
     assert agrees(row, 12) and agrees(row, 9) and agrees(row, 15) and not agrees(row, 16) and not agrees(row, 8)
     assert agrees({"lo_pkts": 64, "min_buffer_pkts": None}, None) and not agrees(row, None)
+    # The check's own 95% intervals: 20 surely misses 0.95, 28 cannot tell, 32 surely meets (and a
+    # sure miss above 32, a dip, does not move the lower end).
+    seeds = {20: [0.930, 0.925, 0.935, 0.928], 28: [0.947, 0.923, 0.926, 0.947], 32: [0.965, 0.970, 0.968, 0.962]}
+    assert settled({**seeds, 4096: [0.90, 0.91]}, 0.95) == (20, 32)
+    assert settled({28: seeds[28]}, 0.95) == (0, None) and settled({20: [0.96]}, 0.95) == (0, None)
+    noisy, unreachable = {"lo_pkts": 22, "min_buffer_pkts": 24}, {"lo_pkts": 64, "min_buffer_pkts": None}
+    assert within_noise(noisy, 20, 32) and not agrees(noisy, 32)
+    assert not within_noise({"lo_pkts": 40, "min_buffer_pkts": 48}, 20, 32)  # the check surely meets below 40
+    assert not within_noise({"lo_pkts": 12, "min_buffer_pkts": 14}, 20, 32)  # ... and surely misses above 14 x 2^(1/4)
+    assert within_noise(unreachable, 20, None) and not within_noise(unreachable, 20, 32)
 
 
 def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):
