@@ -148,9 +148,9 @@ def min_buffer_search(
 ) -> list[Search]:
     """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses, up to
     MAX_BUFFER_GROWTH x hi (or the point's `caps`). Probes run as sweeps on Ray (`quiet`: without
-    their progress) and are stored as runs. `unreachable`: per point, a reason known before any probe (or None).
-    `precision`: the base config's precision section, if it names utilization (see the module's
-    comment)."""
+    their progress) and are stored as runs. `unreachable`: per point, a reason known before any
+    probe (or None). `precision`: the base config's precision section, if it names utilization
+    (see the module's comment)."""
 
     precise = None
     if precision is not None:  # every probe stops once its interval is clear of the target

@@ -119,4 +119,6 @@ def main(args: list[str]) -> int:
 def first_guess(spec: AtlasSpec, cell: Cell) -> int:
     """RTT x C / sqrt(N): the atlas starts at the BDP, so the check starts elsewhere, and a cell
     whose utilization dips at the BDP (DCTCP's many flows) is still searched from below it."""
-    return max(1, round(spec.bdp(cell) / math.sqrt(cell.flows)))
+    from analysis.rules import stanford_pkts
+
+    return max(1, round(stanford_pkts(cell.core_mbps, cell.rtt_ms, cell.flows, spec.pkt_bytes())))
