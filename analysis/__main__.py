@@ -9,8 +9,10 @@ from pathlib import Path
 
 import duckdb
 
-from analysis.db import DEFAULT_RESULTS, NoResults, column_docs, connect, sweeps_in
-from sweeps.store import POINTS, TABLES
+from analysis.db import DEFAULT_RESULTS, VIEWS, NoResults, column_docs, connect, sweeps_in
+from sweeps.store import TABLES
+
+RESULTS_HELP = "the results directory (a path or a pyarrow filesystem URI; default: results)"
 
 
 def _connect(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
@@ -24,7 +26,7 @@ def _connect(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 def cmd_sql(args: argparse.Namespace) -> int:
     con = _connect(args)
     n = sweeps_in(con)
-    if n > 1 and not (args.sweep or args.name) and "sweep_id" not in args.query and "name" not in args.query:
+    if n > 1 and not (args.sweep or args.name) and _reads_runs(args.query) and "sweep_id" not in args.query:
         print(
             f"note: this query spans {n} stored sweeps; narrow it with --sweep latest, --sweep ID, --name NAME "
             "or WHERE sweep_id = ... (`SELECT sweep_id, name, count(*) FROM runs GROUP BY ALL` lists them)",
@@ -55,6 +57,16 @@ def cmd_sql(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _reads_runs(query: str) -> bool:
+    """The query reads a table of runs (`runs`, `flows`, ...), which may mix stored sweeps; not
+    `atlas` or `points` alone, nor a query that names its sweeps or presets."""
+    try:  # parsed on a connection of its own (the views' parquet lists would be bound)
+        tables = {t.lower() for t in duckdb.connect().get_table_names(query)}
+    except duckdb.Error:
+        return False  # the query itself says what is wrong
+    return bool(tables & set(TABLES)) and "name" not in query
 
 
 def _render(rel: duckdb.DuckDBPyRelation) -> str:
@@ -107,7 +119,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    for name in [args.table] if args.table else [*TABLES, POINTS]:
+    for name in [args.table] if args.table else VIEWS:
         table = Table(title=f"{name}", title_justify="left")
         for col in ("column", "type", "unit", "meaning"):
             table.add_column(col, overflow="fold")
@@ -178,36 +190,37 @@ def cmd_check(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
-    q = sub.add_parser("sql", help="run a query over the views runs, timeseries, flows, links")
-    q.add_argument("query")
-    q.add_argument("--results", default=DEFAULT_RESULTS)
-    q.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
-    q.add_argument("--out")
+    views = f"the views {', '.join(VIEWS)} (`schema` lists their columns)"
+    q = sub.add_parser("sql", help=f"run a query over {views}", description=f"Runs DuckDB SQL over {views}.")
+    q.add_argument("query", help='DuckDB SQL, e.g. "SELECT tcp, flows, utilization FROM runs"')
+    q.add_argument("--results", default=DEFAULT_RESULTS, help=RESULTS_HELP)
+    q.add_argument(
+        "--format", choices=("table", "csv", "json", "parquet"), default="table", help="how to print (default table)"
+    )
+    q.add_argument("--out", help="write to this file instead of stdout (parquet needs one)")
     for parser in (q, s := sub.add_parser("shell", help="interactive DuckDB session with the same views")):
         parser.add_argument("--sweep", help="only this sweep_id, or 'latest'")
         parser.add_argument("--name", help="only the sweeps of this experiment preset")
     q.set_defaults(fn=cmd_sql)
-    s.add_argument("--results", default=DEFAULT_RESULTS)
+    s.add_argument("--results", default=DEFAULT_RESULTS, help=RESULTS_HELP)
     s.set_defaults(fn=cmd_shell)
-    d = sub.add_parser("schema", help="every column of the results tables, with its unit and meaning")
-    d.add_argument("table", nargs="?", choices=[*TABLES, POINTS])
+    d = sub.add_parser("schema", help="every column of the views, with its unit and meaning")
+    d.add_argument("table", nargs="?", choices=VIEWS, help="one view (default: all)")
     d.set_defaults(fn=cmd_schema)
+    from analysis.minbuffer import help_text
+
     mb = sub.add_parser(
         "min-buffer",
         help="the smallest buffer reaching a target utilization, per grid point "
         "(e.g. min-buffer target=0.95 flows=100,200,300 core_mbps=100)",
+        description=help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    mb.add_argument("overrides", nargs="*", help="sweep overrides; target=, seeds=, results_dir=")
+    mb.add_argument("overrides", nargs="*", metavar="key=value", help="see above")
     mb.set_defaults(fn=lambda a: __import__("analysis.minbuffer", fromlist=["main"]).main(a.overrides))
-    at = sub.add_parser(
-        "atlas",
-        help="the buffer atlas: build +atlas=small [axis overrides], estimate +atlas=full, "
-        "query tcp=linux queue=droptail flows=300 core_mbps=1000 rtt_ms=80 target=0.95, or "
-        "check +atlas=small cells=20 check_seeds=5 (spot checks against independent searches)",
-    )
-    at.add_argument("action", choices=("build", "estimate", "query", "check"))
-    at.add_argument("overrides", nargs="*", help="build: +atlas=NAME and axis overrides; query: key=value")
-    at.set_defaults(fn=lambda a: __import__("analysis.atlas.cli", fromlist=["main"]).main(a.action, a.overrides))
+    from analysis.atlas.cli import add_parsers as add_atlas
+
+    add_atlas(sub)
     from analysis.reproduce import listing
 
     r = sub.add_parser(
@@ -217,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("name", help="a reproduction (below), all, or list")
-    r.add_argument("--results", default=DEFAULT_RESULTS)
+    r.add_argument("--results", default=DEFAULT_RESULTS, help=RESULTS_HELP)
     r.add_argument(
         "--reports",
         help="where the report and figure go (default: RESULTS/reports); `--reports reports` "
@@ -246,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         help="one metric of the same configs on several backends (engine, ns2, ns3), "
         "side by side, and where they disagree",
     )
-    c.add_argument("--results", default=DEFAULT_RESULTS)
+    c.add_argument("--results", default=DEFAULT_RESULTS, help=RESULTS_HELP)
     c.add_argument("--sweep", help="only this sweep_id, or 'latest'")
     c.add_argument("--name", help="only the sweeps of this experiment preset")
     c.add_argument("--metric", default="utilization", help="a numeric column of runs (default utilization)")
@@ -255,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--plot", help="write a scatter of each backend against the first to this PNG")
     c.set_defaults(fn=cmd_compare)
     k = sub.add_parser("check", help="does MLflow hold every stored run exactly once? (--repair fixes it)")
-    k.add_argument("--results", default=DEFAULT_RESULTS)
+    k.add_argument("--results", default=DEFAULT_RESULTS, help=RESULTS_HELP)
     k.add_argument("--tracking-uri", help="default: $MLFLOW_TRACKING_URI, else the project's mlflow.db")
     k.add_argument("--repair", action="store_true", help="delete incomplete and duplicated child runs, log missing")
     k.set_defaults(fn=cmd_check)

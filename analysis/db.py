@@ -14,19 +14,22 @@ from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.store import MEMBERS, MEMBERS_SCHEMA, POINTS, POINTS_SCHEMA, SCHEMAS, TABLES, Store
 
 DEFAULT_RESULTS = "results"
+VIEWS = (*TABLES, MEMBERS, POINTS, "atlas")
+"""Every view a connection has (`connect`), each with a schema entry (`column_docs`)."""
 
 
 def ok_run_values(results_dir: str | Path, run_ids: list[str], *columns: str) -> dict[str, tuple]:
     """`columns` (names from our code, not user input) of the runs among `run_ids` that completed ok,
     by run_id: how reproductions and searches read back the jobs they just ran."""
-    rows = (
-        connect(results_dir)
-        .execute(
-            f"SELECT run_id, {', '.join(columns)} FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
-            [run_ids],
-        )
-        .fetchall()
-    )
+    return run_values(connect(results_dir, documented=False), run_ids, *columns)
+
+
+def run_values(con: duckdb.DuckDBPyConnection, run_ids: list[str], *columns: str) -> dict[str, tuple]:
+    """`ok_run_values` on an open connection."""
+    rows = con.execute(
+        f"SELECT run_id, {', '.join(columns)} FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'",
+        [run_ids],
+    ).fetchall()
     return {r[0]: r[1:] for r in rows}
 
 
@@ -51,7 +54,8 @@ class NoResults(FileNotFoundError):
 def column_docs(table: str) -> list[tuple[str, str, str, str]]:
     """(column, type, unit, meaning) of a results table, from its Arrow field metadata."""
     out = []
-    for f in POINTS_SCHEMA if table == POINTS else SCHEMAS[table]:
+    schemas = {POINTS: POINTS_SCHEMA, MEMBERS: MEMBERS_SCHEMA, "atlas": ATLAS_SCHEMA}
+    for f in schemas.get(table) or SCHEMAS[table]:
         meta = f.metadata or {}
         out.append((f.name, str(f.type), meta.get(b"unit", b"").decode(), meta.get(b"doc", b"").decode()))
     if table != "runs":
@@ -76,6 +80,7 @@ def connect(
     name: str | None = None,
     backend: str | None = None,
     engine_version: str | None = None,
+    documented: bool = True,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over `results_dir`'s Parquet datasets,
     limited to one sweep (`sweep`: an id or "latest"), one preset's runs (`name`: those its sweeps
@@ -84,22 +89,27 @@ def connect(
     engine version (`engine_version`: a sweep re-run after a version bump keeps its sweep_id, and
     its older runs stay stored beside the new ones; other backends' runs of the engine's current
     `CONTRACT_VERSION` with them) if given.
-    Tables without files yet are empty views with the documented schema. Raises NoResults if a
-    local results_dir does not exist."""
+    Tables without files yet are empty views with the documented schema; `documented` also gives
+    every column its meaning as a comment (0.1 s: for a user's connection, not for code that reads
+    a few values). Raises NoResults if a local results_dir does not exist."""
     if "://" not in str(results_dir) and not Path(results_dir).is_dir():
         raise NoResults(f"no results at {Path(results_dir).resolve()}: run a sweep first, or point at its results_dir")
     store = Store(str(results_dir))
     con = duckdb.connect()
-    for table, schema in (*((t, SCHEMAS[t]) for t in TABLES), (MEMBERS, MEMBERS_SCHEMA), (POINTS, POINTS_SCHEMA)):
+    stored: dict[str, str] = {}  # table -> its files, as an SQL list
+    tables = (*((t, SCHEMAS[t]) for t in TABLES), (MEMBERS, MEMBERS_SCHEMA), (POINTS, POINTS_SCHEMA))
+    for table, _ in tables:
         files = _readable_files(store, table) if "://" not in str(results_dir) else []
         if files:
             # A view cannot take parameters: the paths (our own listing) are quoted as SQL strings.
-            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            stored[table] = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
             con.execute(
-                f"CREATE VIEW _files_{table} AS SELECT * FROM read_parquet([{listed}], "
+                f"CREATE VIEW _files_{table} AS SELECT * FROM read_parquet({stored[table]}, "
                 "hive_partitioning = true, union_by_name = true)"
             )
-            con.execute(f"CREATE VIEW {table} AS SELECT {_evolved(con, table)} FROM _files_{table}")
+    for table, schema in tables:
+        if table in stored:
+            con.execute(f"CREATE VIEW {table} AS {_evolved(con, table, stored)}")
         else:
             con.register(f"_{table}_empty", schema.empty_table())
             con.execute(f"CREATE VIEW {table} AS SELECT *, NULL::VARCHAR AS sweep_id FROM _{table}_empty")
@@ -125,8 +135,9 @@ def connect(
             "engine_version",
             f"(backend = 'engine' AND engine_version = '{v}') OR (backend <> 'engine' AND engine_version = '{c}')",
         )
-    for table in (*TABLES, POINTS):
-        _comment_columns(con, table)
+    if documented:
+        for table in VIEWS:
+            _comment_columns(con, table)
     return con
 
 
@@ -174,20 +185,65 @@ ADDED_SINCE: dict[str, dict[str, str]] = {
 backends existed were the engine's."""
 
 
-def _evolved(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """The select list of a table's view: the files' columns, with the columns added since some
-    of them were written filled in (`ADDED_SINCE`), so queries never depend on a file's age."""
+def _evolved(con: duckdb.DuckDBPyConnection, table: str, stored: dict[str, str]) -> str:
+    """The query of a table's view: the files' columns, with the columns added since some of them
+    were written filled in (`ADDED_SINCE`) and older runs' buffers migrated (`_buffers_as_run`),
+    so queries never depend on a file's age."""
     present = {r[0] for r in con.execute(f"DESCRIBE _files_{table}").fetchall()}
-    parts = ["*"]
     replaced, added = [], []
     for column, fill in ADDED_SINCE.get(table, {}).items():
         if column in present:
             replaced.append(f"coalesce({column}, {fill}) AS {column}")
         else:
             added.append(f"{fill} AS {column}")
-    if replaced:
-        parts = [f"* REPLACE ({', '.join(replaced)})"]
-    return ", ".join(parts + added)
+    source, star = f"_files_{table}", "*"
+    if table == "runs" and _older_runs(con, stored["runs"]):
+        source, more_replaced, more_added = _buffers_as_run(present, "links" in stored)
+        replaced, added, star = replaced + more_replaced, added + more_added, "r.*"
+    parts = [f"{star} REPLACE ({', '.join(replaced)})" if replaced else star]
+    return f"SELECT {', '.join(parts + added)} FROM {source}"
+
+
+def _older_runs(con: duckdb.DuckDBPyConnection, listed: str) -> bool:
+    """Some stored run predates engine 0.21.0, whose `buffer_pkts` was the config's: a runs file
+    without `config_buffer_pkts`, or with NULLs in it (a sweep's older rows merged into a newer
+    file). Read from the files' footers alone."""
+    files, newer, nulls = con.execute(
+        f"""SELECT (SELECT count(DISTINCT file_name) FROM parquet_metadata({listed})),
+                   count(DISTINCT file_name), coalesce(sum(stats_null_count), 0)
+            FROM parquet_metadata({listed}) WHERE path_in_schema = 'config_buffer_pkts'"""
+    ).fetchall()[0]
+    return newer < files or nulls > 0
+
+
+def _buffers_as_run(present: set[str], links: bool) -> tuple[str, list[str], list[str]]:
+    """Runs stored before engine 0.21.0 held the configured buffer in `buffer_pkts` and
+    `buffer_bytes`: their view moves it to `config_buffer_pkts`/`_bytes` and reads the buffer that
+    ran from the bottleneck's `links` row (NULL where a policy set it and no links row is stored).
+    Returns (the view's source, columns replaced, columns added)."""
+    old = "r.config_buffer_pkts IS NULL" if "config_buffer_pkts" in present else "true"
+    ran = "l.buffer_pkts" if links else "NULL"
+    fixed = "(r.buffer_policy IS NULL OR r.buffer_policy = 'fixed')"
+    source = "_files_runs r"
+    if links:
+        source += (
+            " LEFT JOIN (SELECT run_id, exec_id, link_id, buffer_pkts FROM _files_links) l"
+            " ON l.run_id = r.run_id AND l.exec_id = r.exec_id AND l.link_id = coalesce(r.bottleneck_link, 0)"
+        )
+    buffer = f"CASE WHEN {old} THEN coalesce({ran}, CASE WHEN {fixed} THEN r.buffer_pkts END) ELSE r.buffer_pkts END"
+    nbytes = (
+        f"CASE WHEN {old} AND r.buffer_bytes IS NOT NULL AND {ran} IS NOT NULL "
+        f"THEN CAST(round({ran} * r.pkt_bytes) AS BIGINT) ELSE r.buffer_bytes END"
+    )
+    replaced = [f"CAST({buffer} AS DOUBLE) AS buffer_pkts", f"{nbytes} AS buffer_bytes"]
+    added = []
+    for key in ("buffer_pkts", "buffer_bytes"):
+        config = f"CAST(r.{key} AS BIGINT)"
+        if f"config_{key}" in present:
+            replaced.append(f"coalesce(r.config_{key}, {config}) AS config_{key}")
+        else:
+            added.append(f"{config} AS config_{key}")
+    return source, replaced, added
 
 
 def _restrict_runs(con: duckdb.DuckDBPyConnection, column: str, value: str) -> None:

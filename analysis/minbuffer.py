@@ -16,10 +16,10 @@ point whose probe stays within noise of the target is reported undecidable (`ana
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import sys
+import textwrap
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -29,6 +29,30 @@ from analysis.rules import bdp_pkts, stanford_pkts
 from sweeps.errors import exit_usage
 
 OWN_KEYS = ("target", "seeds", "results_dir")
+EXIT_CODES = {0: "every point has its buffer", 1: "some point is unreachable or undecidable", 2: "bad input"}
+
+
+def help_text() -> str:
+    """`min-buffer --help`: its own keys, the precision keys a probe decides by, exit codes."""
+    from sim.schema import lookup
+
+    precision = ", ".join(f"precision.{f['key']}" for f in lookup("precision")["fields"])  # type: ignore[index]
+    codes = "; ".join(f"{k}: {v}" for k, v in EXIT_CODES.items())
+    return "\n".join(
+        textwrap.fill(para, 100)
+        for para in (
+            "The smallest buffer (packets) whose bottleneck utilization reaches a target, at one point or "
+            'at each point of a grid, by bisection from the BDP (docs/analysis.md, "min-buffer").\n\n'
+            "Its own keys: target= (utilization, default 0.95), seeds= (default 1; a probe reads the mean "
+            "of its seeds), results_dir= (default results), name= (the sweep's name, default min_buffer).\n"
+            "Every other key is a sweep key (python -m sweeps --help): a single value for every point, a "
+            "comma list or range() for a grid axis. buffer_pkts is what it searches.\n"
+            f"With a precision every probe decides by its interval ({precision}; docs/precision.md): "
+            "precision.metrics=[utilization] precision.halfwidth=0.005, and precision.max_seeds for "
+            "replications.\n"
+            f"Exit codes: {codes}."
+        ).split("\n")
+    )
 
 
 def parse(args: list[str]) -> tuple[dict[str, Any], list[str], dict[str, list[Any]]]:
@@ -89,9 +113,10 @@ def precision_of(configs: list, own: dict[str, Any]) -> dict[str, Any] | None:
 def main(args: list[str]) -> int:
     from rich.console import Console
 
-    from analysis.reproductions.common import ray_session
+    from analysis.rounds import RoundClock, Tally, lazy_ray
     from analysis.search import min_buffer_search
     from sweeps.api import compose_config
+    from sweeps.heartbeat import Heartbeat
     from sweeps.precheck import precheck
 
     own, base, axes = parse(args)
@@ -107,18 +132,18 @@ def main(args: list[str]) -> int:
     target = float(own["target"])
     why = window_limits(configs, target)
     precision = precision_of(configs, own)
-    console = Console(stderr=True)
-    with console.status("min-buffer: starting Ray...") as status, contextlib.ExitStack() as ray:
+    tally, rounds = Tally(), RoundClock()
 
-        def progress(round_no: int, searches: list) -> None:
-            decided = sum(s.done for s in searches)
-            probes = sum(len(s.probes) for s in searches) * len(own["seeds"])
-            status.update(
-                f"min-buffer: round {round_no}, {decided} of {len(searches)} points decided, {probes} probes run"
-            )
+    def describe() -> str:
+        return f"min-buffer: {rounds.text(searches_now)}, {tally.text()}"
 
-        if not all(why):
-            ray.enter_context(ray_session())
+    searches_now: list = []
+
+    def progress(round_no: int, searches: list) -> None:
+        searches_now[:] = searches
+        rounds.start(round_no)
+
+    with Heartbeat(Console(stderr=True), describe), lazy_ray():
         searches = min_buffer_search(
             base,
             points,
@@ -130,7 +155,10 @@ def main(args: list[str]) -> int:
             quiet=True,
             progress=progress,
             precision=precision,
+            tally=tally,
         )
+    rounds.start(0)
+    print(f"min-buffer: {len(searches)} points in {rounds.text(searches, final=True)}; {tally.text()}", file=sys.stderr)
     _print(searches, configs, own, base, precision)
     return 0 if all(s.min_buffer_pkts is not None for s in searches) else 1
 

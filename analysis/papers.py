@@ -159,7 +159,7 @@ BBR_N_INDEPENDENT_TOL = 0.15
 """'Largely independent of N': BBR's share against 1 and against 16 CUBIC flows within this."""
 # The single-flow buffer rule: a flow whose window falls to beta x cwnd at a loss keeps the link
 # busy iff the buffer holds (1 - beta) / beta x BDP (the classic 1 BDP for Reno's 0.5).
-SINGLE_FLOW_BETA = {"sack": 0.5, "cubic_rfc9438": 0.7, "cubic": 819 / 1024}
+SINGLE_FLOW_BETA = {"sack": 0.5, "cubic_rfc9438": 0.7, "cubic_2622": 819 / 1024}
 # Hock, Bless and Zitterbart (ICNP 2017) give BBR's losses in shallow buffers and its standing queue
 # in deep ones as plots; the report tests two claims, with its own thresholds (none read off a plot):
 # - several BBR flows lose more than loss-based (CUBIC) flows do in the same shallow buffer (the

@@ -10,13 +10,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from analysis.db import connect, ok_run_values
+from analysis.db import connect
+from analysis.rounds import Tally, start_ray_once, stored_or_run
 from sweeps.api import run_points
 
 PACKETS = "pkts_per_s * wall_s"
 """A run's simulated packets, from its summary."""
 STOPPED_EARLY = ("precision", "decided")
 """Stop reasons of a probe that stopped before its caps."""
+RUN_COLUMNS = ("utilization", "utilization_halfwidth", "stop_reason", PACKETS)
+"""What a probe's run decides by."""
 MAX_HALVINGS = 4
 """A run's half-width is halved at most this often (each halving costs about 4x the run)."""
 
@@ -28,8 +31,17 @@ def within_noise(utilization: float, halfwidth: float, target: float) -> bool:
 class Precise:
     """Measures probes (point dicts with buffer_pkts and seed) at the base config's precision."""
 
-    def __init__(self, base: list[str], results_dir: str, target: float, quiet: bool) -> None:
+    def __init__(
+        self,
+        base: list[str],
+        results_dir: str,
+        target: float,
+        quiet: bool,
+        search: str | None = None,
+        tally: Tally | None = None,
+    ) -> None:
         self.base, self.results_dir, self.target, self.quiet = base, results_dir, target, quiet
+        self.search, self.tally = search, tally
 
     def measure(self, asked: list[dict[str, Any]], precision: dict[str, Any]) -> list[tuple[float, float, int]]:
         replicated = int(precision.get("max_seeds") or 1) > 1
@@ -40,8 +52,17 @@ class Precise:
             if not todo:
                 break
             points = [{**asked[i], **extra[i]} for i in todo]
-            _, run_ids = run_points(self.base, points, quiet=self.quiet)
-            got = self._points(run_ids, points, precision) if replicated else self._runs(run_ids)
+            if replicated:  # its replications, as many as its interval needs, stored or run
+                start_ray_once()
+                _, run_ids = run_points(self.base, points, quiet=self.quiet, search=self.search)
+                if self.tally is not None:
+                    self.tally.replicated += len(points)
+                got = self._points(run_ids, points, precision)
+            else:
+                run_ids, stored = stored_or_run(
+                    self.base, points, self.results_dir, self.search, self.quiet, self.tally, RUN_COLUMNS
+                )
+                got = self._runs(run_ids, stored)
             again = []
             for i, (u, hw, packets, capped, n) in zip(todo, got):
                 # A run's escalation is a new run; a point's reuses its replications (its total).
@@ -63,8 +84,8 @@ class Precise:
         hw = list(hw) if isinstance(hw, (list, tuple)) else [hw]
         return {"precision.halfwidth": [float(h) / 2**step for h in hw]}
 
-    def _runs(self, run_ids: list[str]) -> list[tuple[float, float, int, bool, int]]:
-        got = ok_run_values(self.results_dir, run_ids, "utilization", "utilization_halfwidth", "stop_reason", PACKETS)
+    @staticmethod
+    def _runs(run_ids: list[str], got: dict[str, tuple]) -> list[tuple[float, float, int, bool, int]]:
         out = []
         for rid in run_ids:
             if rid not in got:

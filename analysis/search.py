@@ -18,9 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.db import ok_run_values
 from analysis.precise import PACKETS, Precise
-from sweeps.api import run_points
+from analysis.rounds import Tally, search_identity, stored_or_run
 
 PLATEAU_GAIN = 0.001
 """A doubled buffer that misses the target and gains less utilization than this over the last
@@ -145,24 +144,27 @@ def min_buffer_search(
     progress: Callable[[int, list[Search]], None] | None = None,
     precision: dict[str, Any] | None = None,
     caps: list[int] | None = None,
+    tally: Tally | None = None,
 ) -> list[Search]:
     """Bisection per point over [0, hi]; `hi` is probed first and doubled while it misses, up to
     MAX_BUFFER_GROWTH x hi (or the point's `caps`). Probes run as sweeps on Ray (`quiet`: without
     their progress) and are stored as runs. `unreachable`: per point, a reason known before any
     probe (or None). `precision`: the base config's precision section, if it names utilization
-    (see the module's comment)."""
+    (see the module's comment). The search is one sweep, its rounds' probes added to it
+    (`search_identity`); `tally` counts the probes it simulated and those it found stored."""
 
     precise = None
     if precision is not None:  # every probe stops once its interval is clear of the target
         base_overrides = [*base_overrides, f"precision.decide_at={target}"]
-        precise = Precise(base_overrides, results_dir, target, quiet)
+    search = search_identity(base_overrides, points, target, hi, seeds, caps)
+    if precision is not None:
+        precise = Precise(base_overrides, results_dir, target, quiet, search, tally)
 
     def on_ray(probes: list[tuple[Search, int, int]]) -> list[Measured]:
         asked = [{**s.point, "buffer_pkts": b, "seed": seed} for s, b, seed in probes]
         if precise is not None:
             return precise.measure(asked, precision)  # type: ignore[arg-type]
-        status, run_ids = run_points(base_overrides, asked, quiet=quiet)
-        got = ok_run_values(results_dir, run_ids, "utilization", PACKETS)
+        run_ids, got = stored_or_run(base_overrides, asked, results_dir, search, quiet, tally, ("utilization", PACKETS))
         return [(got[i][0], 0.0, round(got[i][1] or 0)) if i in got else (math.nan, 0.0, 0) for i in run_ids]
 
     why = unreachable or [None] * len(points)

@@ -42,7 +42,7 @@ CONFIGS: dict[str, tuple[dict, dict]] = {
     # 8 CUBIC flows, RTTs 20-200 ms, through CoDel at 20 Mb/s with a 1-BDP (110 ms) buffer.
     "cubic_8_codel": (
         dict(
-            tcp="cubic",
+            tcp="cubic_2622",
             queue="codel",
             flows=8,
             core_mbps=20,

@@ -149,7 +149,7 @@ NEW_ONLY: dict[str, dict] = {
 _DICK = {k: v for k, v in SCENARIOS["dick 45Mb/s 60 flows B=73 newreno"].items() if k != "tcp"}
 VARIANTS: dict[str, dict] = {
     name: dict(tcp=name, **_DICK)
-    for name in ("reno", "newreno", "sack", "bic", "cubic", "highspeed", "htcp", "scalable", "westwood", "lp")
+    for name in ("reno", "newreno", "sack", "bic", "cubic_2622", "highspeed", "htcp", "scalable", "westwood", "lp")
 }
 # Issue 33's laws, each at >= 0.5x Reno: DCTCP with its marking (K = 20) and ECN.
 VARIANTS["dctcp (K=20)"] = dict(
@@ -158,7 +158,7 @@ VARIANTS["dctcp (K=20)"] = dict(
 VARIANTS["cubic_rfc9438 (sack)"] = dict(tcp={"cc": "cubic_rfc9438", "recovery": "sack"}, **_DICK)
 VARIANTS["newreno + prr"] = dict(tcp={"cc": "newreno", "recovery": "prr"}, **_DICK)
 VARIANTS["newreno + rack_tlp"] = dict(tcp={"cc": "newreno", "recovery": "rack_tlp"}, **_DICK)
-VARIANTS["linux"] = dict(tcp="linux", **_DICK)
+VARIANTS["cubic (Linux)"] = dict(tcp="cubic", **_DICK)
 VARIANTS["bbr (paced, rack_tlp)"] = dict(tcp="bbr", **_DICK)
 VARIANTS["bbr (paced, sack)"] = dict(tcp={"cc": "bbr", "recovery": "sack", "release": "paced"}, **_DICK)
 
@@ -320,7 +320,7 @@ def instructions_and_pkts(fields: dict, pythonpath: Path) -> tuple[int, int]:
     return int(re.search(r"Collected : (\d+)", out.stderr).group(1)), int(out.stdout.split()[-1])
 
 
-MODERN = ("reno", *(n for n in VARIANTS if n.startswith(("dctcp", "cubic_rfc9438", "newreno +", "linux", "bbr"))))
+MODERN = ("reno", *(n for n in VARIANTS if n.startswith(("dctcp", "cubic_rfc9438", "newreno +", "cubic (", "bbr"))))
 """Reno and issue 33's senders, whose speed the issue holds to at least half of Reno's."""
 
 

@@ -70,7 +70,7 @@ def replications() -> None:
 PRESETS = [
     ("dick_table", []),
     ("bbr_shallow_loss", ["core_mbps=100"]),
-    ("aqm_buffer_independence", ["tcp=cubic", "flows=8", "core_mbps=100"]),
+    ("aqm_buffer_independence", ["tcp=cubic_2622", "flows=8", "core_mbps=100"]),
 ]
 """Fixed presets whose precision variant (NAME_precision) is measured beside them, on these grids."""
 

@@ -65,7 +65,7 @@ def _hostile(cfg: dict[str, Any], rng: random.Random) -> str:
         return _extreme(cfg, rng, kind)
     if kind == "window":
         cfg["wmax_pkts"] = rng.choice([2**20, 2**30])
-        cfg["tcp"] = {"cc": rng.choice(["newreno", "cubic", "bbr"]), "init_cwnd_pkts": rng.choice([1e4, 1e6, 1e9])}
+        cfg["tcp"] = {"cc": rng.choice(["newreno", "cubic_2622", "bbr"]), "init_cwnd_pkts": rng.choice([1e4, 1e6, 1e9])}
         if rng.random() < 0.5:
             cfg["tcp"]["sndbuf_pkts"] = rng.choice([2**16, 2**20, 2**30])
         return "tcp.init_cwnd_pkts"

@@ -107,11 +107,22 @@ def _meta(unit: str, doc: str) -> dict[bytes, bytes]:
     return {b"unit": unit.encode(), b"doc": doc.encode()}
 
 
+def echo_column(key: str) -> str:
+    """The results column that echoes config key `key`: the key itself, or `config_<key>` where
+    the run reports what it really ran under the key's name (`buffer_pkts`: the bottleneck's
+    buffer as a policy or the topology set it; `sim/src/output.rs`'s summary declares which)."""
+    return f"config_{key}" if key in _SUMMARY_NAMES else key
+
+
+_SUMMARY_NAMES = frozenset(c["name"] for c in TABLES["summary"])
+
+
 def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, Any]]]:
     """The results-table columns of a config: (column name, Arrow field, (section, what)), what
     being None (the value or label itself), "json", or the section's parameter spec.
 
-    A plain parameter is a column of its own name. A union section S gives a column S holding
+    A plain parameter is a column of its own name (`echo_column`: `config_<key>` where the run
+    reports what ran under the key). A union section S gives a column S holding
     its label (the preset or variant it is; NULL for an absent optional section) and a column
     S_key for every key its values may hold (NULL where the variant lacks it); a tag called
     `name` is the label itself."""
@@ -126,7 +137,10 @@ def config_columns() -> Iterator[tuple[str, pa.Field, tuple[str, Any]]]:
             yield key, pa.field(key, pa.string(), metadata=_meta(spec["unit"], doc)), (key, "json")
             continue
         if inner["type"] != "union":
-            yield key, pa.field(key, arrow_type(t), metadata=_meta(spec["unit"], spec["doc"])), (key, None)
+            col, doc = echo_column(key), spec["doc"]
+            if col != key:
+                doc = f"{doc} As configured: what ran is `{key}`, which a buffer policy or the topology may set."
+            yield col, pa.field(col, arrow_type(t), metadata=_meta(spec["unit"], doc)), (key, None)
             continue
         label_doc = f"{spec['doc']} (its preset or kind" + ("; NULL = none)" if optional else ")")
         yield key, pa.field(key, pa.string(), metadata=_meta("", label_doc)), (key, None)

@@ -12,6 +12,9 @@ def python_cmd() -> str:
     """This interpreter as a command to copy: `.venv/bin/python` from the project's directory, its
     full path elsewhere (a bare `python` may lack the packages, as outside the venv it does)."""
     exe = Path(sys.executable)
+    plain = Path(sys.prefix) / "bin" / "python"  # a venv's `python`, as the README writes it, not `python3.11`
+    if plain.exists() and plain.resolve() == exe.resolve():
+        exe = plain
     try:
         return str(exe.relative_to(Path.cwd()))
     except ValueError:

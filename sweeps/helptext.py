@@ -108,15 +108,29 @@ def _literal(text: str) -> str:
     return text.replace("${", "$ {").replace("$", "$$")
 
 
-def help_node(sweep_keys: type) -> dict[str, str]:
-    """Hydra's `hydra/help` config: the default help's groups and config, then every key."""
+def groups_text(groups: dict[str, list[str]]) -> str:
+    """The config groups and their options (Hydra's own list would show conf/atlas/, which is
+    `analysis atlas`'s, and say nothing of what an option is)."""
+    out = []
+    for group, options in groups.items():
+        out.append(textwrap.fill(f"{group}: {', '.join(options)}", WIDTH, subsequent_indent="    "))
+    tcp = sim_schema.unions()["tcp"]
+    presets = {p["name"] for p in tcp["presets"]}
+    kinds = [v["name"] for v in tcp["variants"] if v["name"] not in presets]
+    laws = f"{', '.join(kinds)} {'is a window law' if len(kinds) == 1 else 'are window laws'}"
+    note = f"(tcp: each preset is described under tcp=PRESET below; {laws} by itself, with the common keys' defaults.)"
+    return "\n".join([*out, textwrap.fill(note, WIDTH)])
+
+
+def help_node(sweep_keys: type, groups: dict[str, list[str]]) -> dict[str, str]:
+    """Hydra's `hydra/help` config: the config groups, the composed config, then every key."""
     return {
         "app_name": "buffersweep",
         "header": "buffersweep: one simulation per job; -m makes a grid of every comma list (docs/sweeps.md).\n",
         "footer": "Hydra's own flags: --hydra-help. Column meanings: python -m analysis schema.\n",
         "template": (
             "${hydra.help.header}\n== Configuration groups ==\nCompose your configuration from those groups "
-            "(group=option)\n\n$APP_CONFIG_GROUPS\n\n== Config ==\nOverride anything in the config "
+            "(group=option)\n\n" + _literal(groups_text(groups)) + "\n\n== Config ==\nOverride anything in the config "
             "(foo.bar=value)\n\n$CONFIG\n== Keys ==\n" + _literal(keys_text(sweep_keys)) + "\n\n${hydra.help.footer}"
         ),
     }

@@ -16,14 +16,12 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 import sim
 import sim.cost
@@ -31,9 +29,18 @@ from sim.result import config_row
 from sweeps.backends import DEFAULT as DEFAULT_BACKEND
 from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.drive import drive
-from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure, exit_usage, python_cmd
+from sweeps.errors import EXIT_INFRASTRUCTURE, RayLost, UsageError, exit_failure, exit_usage
+from sweeps.heartbeat import Heartbeat
 from sweeps.mrip import Mrip, MripGrid, replicated, store_points, stored_values
 from sweeps.reaper import watch_driver
+from sweeps.report import (
+    Counts,
+    Execution,
+    close_tracker,
+    progress_bar,
+    progress_line,
+    summary,
+)
 from sweeps.schema import OPERATIONAL, RunSpec, build_spec
 from sweeps.store import DETAIL_TABLES, RUNS_SCHEMA, SCHEMAS, Store, StoreLocked
 from sweeps.worker import Job, JobResult, run_jobs
@@ -87,9 +94,6 @@ def _settings(config: DictConfig) -> dict[str, Any]:
     top["job_name"] = HydraConfig.get().job.name if HydraConfig.initialized() else "sweeps"
     return top
 
-
-MLFLOW_UI_PORT = 5000
-"""The port of the `mlflow ui` command a finished sweep prints, with links on that port."""
 
 PARALLEL_VALIDATION_MIN_JOBS = 20_000
 """Grids this large are validated by a forked process per core: building 100,000 configs took
@@ -177,36 +181,12 @@ def _validate(grid: JobSource, limits: sim.Limits, console: Console) -> list[str
     return run_ids
 
 
-class Counts:
-    def __init__(self, total: int) -> None:
-        self.total, self.ok, self.failed, self.cached, self.retried = total, 0, 0, 0, 0
-        self.running = 0
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "ok {task.fields[ok]}  failed {task.fields[failed]}  cached {task.fields[cached]}  "
-            "running {task.fields[running]}"
-        ),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[note]}"),  # a replicated sweep's precision so far (`Mrip.status`)
-        console=console,
-        transient=False,
-        refresh_per_second=2,  # the driver shares the machine with the simulations
-    )
-
-
 class ResultBuffer:
     """Finished runs waiting for the next flush."""
 
-    def __init__(self, tracked: bool) -> None:
+    def __init__(self, tracked: bool, name: str | None = None) -> None:
         self.tracked = tracked  # MLflow logs each run's time series and flows table
+        self.name = name  # the sweep's: a run without `name=` is stored under it (hydra.job.name)
         self.clear()
 
     def clear(self) -> None:
@@ -236,6 +216,7 @@ class ResultBuffer:
             config_id=spec.config_id,
             **spec.params,
         )
+        row["name"] = row["name"] or self.name
         if spec.params["backend"] != DEFAULT_BACKEND:
             row["engine_version"] = CONTRACT_VERSION  # what its inputs took from the engine
         self.rows.append(row)
@@ -458,18 +439,12 @@ def _open_tracker(
     return tracker
 
 
-@dataclass
-class Execution:
-    """How the jobs went: wall times (Ray start-up apart) and whether Ctrl-C stopped them."""
-
-    interrupted: bool
-    t_start: float
-    t_run: float
-    ray_s: float
-    ray_lost: str = ""
-    """Why Ray was lost under the sweep (`drive.RayLost`), if it was: exit 3."""
-    ray_stop_s: float = 0.0
-    """Ray's shut-down, which like its start-up is not the jobs' time."""
+def _job_of(i: int, overrides: list[str], job: dict[str, Any], s: dict[str, Any]) -> tuple[Job, RunSpec, list[str]]:
+    """Job i of the grid as a worker runs it, with its spec and overrides."""
+    spec, debug = build_spec(job), s.get("debug") or {}
+    faults = (spec.fault("fail_when", debug), spec.fault("crash_when", debug))
+    work = Job(i, spec.run_id, spec.sim.to_dict(), *faults, spec.params["backend"], s["limits"]["job_timeout_s"])
+    return work, spec, overrides
 
 
 def _execute(
@@ -487,24 +462,10 @@ def _execute(
 ) -> Execution:
     """Runs the pending jobs (inline or on Ray) under a progress bar, buffering results to the
     store; with `mrip`, the replications it asks for (`Mrip.feed`) instead of `todo`."""
-    buffer = ResultBuffer(tracked=tracker is not None)
-    debug = s.get("debug") or {}
+    buffer = ResultBuffer(tracked=tracker is not None, name=name)
 
     def make(i: int, overrides: list[str], job: dict[str, Any]) -> tuple[Job, RunSpec, list[str]]:
-        spec = build_spec(job)
-        return (
-            Job(
-                i,
-                spec.run_id,
-                spec.sim.to_dict(),
-                spec.fault("fail_when", debug),
-                spec.fault("crash_when", debug),
-                spec.params["backend"],
-                s["limits"]["job_timeout_s"],
-            ),
-            spec,
-            overrides,
-        )
+        return _job_of(i, overrides, job, s)
 
     def pending_jobs() -> Iterator[tuple[Job, RunSpec, list[str]] | None]:
         # Specs are rebuilt here rather than kept from validation: ~60 us each, while keeping
@@ -521,7 +482,8 @@ def _execute(
     watcher = None
     interrupted = False
     lost = ""
-    with _progress(console) as progress:
+    beat = Heartbeat(console, lambda: progress_line(sweep_id, name, counts, beat.t0, mrip), live=False)
+    with beat, progress_bar(console) as progress:
         task = progress.add_task(
             name, total=counts.total, completed=counts.cached, ok=0, failed=0, cached=counts.cached, running=0, note=""
         )
@@ -594,31 +556,6 @@ def _execute(
     return Execution(interrupted or bool(lost), t_start, t_run, ray_s, lost, stop_s)
 
 
-def _close_tracker(tracker: Any, console: Console, store: Store, sweep_id: str, counts: Counts, ex: Execution) -> None:
-    console.print(f"finishing MLflow logging ({tracker.submitted()} runs)...")
-    try:
-        cols = [c for c in ("status", "utilization", "loss_rate", *tracker.axes) if c in RUNS_SCHEMA.names]
-        tracker.log_sweep_plot(store.read("runs", sweep_id, columns=cols).to_pylist())
-    except Exception as e:  # noqa: BLE001 - the runs are stored and logged; a plot must not fail the sweep
-        console.print(f"[yellow]mlflow: no summary plot: {type(e).__name__}: {e}")
-    tracker.close(
-        failed=counts.failed > 0 or ex.interrupted,
-        sweep_metrics=_sweep_metrics(store, sweep_id, counts, time.monotonic() - ex.t_start),
-    )
-    for err in tracker.errors[:3]:
-        console.print(f"[yellow]mlflow: {err}")
-    try:
-        tracker.share_view(sweep_id)
-        server = tracker.uri.startswith(("http://", "https://"))
-        ui = tracker.uri.rstrip("/") if server else f"http://127.0.0.1:{MLFLOW_UI_PORT}"
-        runs_url, compare_url = tracker.urls(ui)
-        # The port in the links is the one in the command that serves them.
-        how = "" if server else f" (after `mlflow ui --backend-store-uri {tracker.uri} --port {MLFLOW_UI_PORT}`)"
-        console.print(f"MLflow{how}: runs {runs_url}\n  compare this sweep's runs: {compare_url}")
-    except Exception as e:  # noqa: BLE001 - the runs are stored; a missing link must not fail the sweep
-        console.print(f"[yellow]mlflow: no shared view ({type(e).__name__}: {e})")
-
-
 def _run_locked(
     grid: JobSource,
     s: dict[str, Any],
@@ -638,7 +575,7 @@ def _run_locked(
         mrip = Mrip(grid, run_ids, {} if s.get("force") else stored_values(store, run_ids))
         counts = Counts(mrip.planned())
         counts.cached = mrip.cached
-    store.write_members(sweep_id, name, run_ids)
+    store.write_members(sweep_id, name, run_ids, append=getattr(grid, "search", None) is not None)
     tracker = None
     # A fully cached sweep too, if it stored runs of its own: MLflow may lack what a crash left out.
     if s["mlflow"]["enabled"] and (todo or sweep_id in store.sweep_ids()):
@@ -662,14 +599,13 @@ def _run_locked(
             f"{mrip.cached} stored -> {store.root}"
         )
     ex = _execute(grid, s, store, todo, counts, console, inline, sweep_id, name, tracker, mrip)
-    if mrip is not None:
-        store_points(mrip, store, sweep_id, tracker, console)
+    points = store_points(mrip, store, sweep_id, console) if mrip is not None else None
     if not ex.interrupted:
         store.dedupe()
         store.rewrite(sweep_id)
     if tracker is not None:
         started.pop("tracker")  # closed below, whatever happens next
-        _close_tracker(tracker, console, store, sweep_id, counts, ex)
+        close_tracker(tracker, console, store, sweep_id, counts, ex, points)
     executed = counts.ok + counts.failed
     if executed:
         t_all = time.monotonic() - ex.t_start - ex.ray_stop_s
@@ -678,7 +614,7 @@ def _run_locked(
             f"stored and logged in {t_all:.2f} s ({executed / max(t_all, 1e-9):.1f} jobs/s)"
             + (f"; Ray start-up {ex.ray_s:.1f} s, shut-down {ex.ray_stop_s:.1f} s" if ex.ray_s else "")
         )
-    _summary(console, store, sweep_id, counts, ex.interrupted, set(grid.swept()))
+    summary(console, store, sweep_id, counts, ex.interrupted, set(grid.swept()))
     if ex.ray_lost:
         print(f"error: {ex.ray_lost}: the runs stored so far are kept; rerun to resume", file=sys.stderr)
         raise SystemExit(EXIT_INFRASTRUCTURE)
@@ -711,64 +647,3 @@ def backfill(store: Store, sweep_id: str, tracker: Any) -> int:
         r["sweep_id"] = sweep_id
     tracker.submit(missing, [ts_of.get(r["exec_id"]) for r in missing], [flows_of.get(r["exec_id"]) for r in missing])
     return len(missing)
-
-
-ONE_RUN_METRICS = (
-    "utilization",
-    "goodput_mbps",
-    "loss_rate",
-    "mean_queue_pkts",
-    "p99_queue_pkts",
-    "mean_queue_delay_ms",
-    "jain_fairness",
-    "timeouts",
-    "fast_retransmits",
-    "wall_s",
-)
-"""What a single run prints (every metric is in the runs table)."""
-
-
-def _one_run_table(console: Console, store: Store, sweep_id: str) -> None:
-    from rich.table import Table
-
-    rows = [r for r in store.read("runs", sweep_id).to_pylist() if r["status"] == "ok"]
-    if not rows:
-        return
-    table = Table(title="run summary", title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for key in ONE_RUN_METRICS:
-        v = rows[-1].get(key)
-        table.add_row(key, "NULL" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v))
-    console.print(table)
-
-
-def _sweep_metrics(store: Store, sweep_id: str, counts: Counts, wall_s: float) -> dict[str, float | None]:
-    """The parent run's metrics: what ran, how long, and the range of bottleneck utilization."""
-    runs = store.read("runs", sweep_id, columns=["utilization", "status"]).to_pylist()
-    util = [r["utilization"] for r in runs if r["status"] == "ok" and r["utilization"] is not None]
-    return {
-        "runs_ok": counts.ok,
-        "runs_failed": counts.failed,
-        "runs_cached": counts.cached,
-        "wall_s": wall_s,
-        "best_utilization": max(util, default=None),
-        "worst_utilization": min(util, default=None),
-    }
-
-
-def _summary(console: Console, store: Store, sweep_id: str, counts: Counts, interrupted: bool, swept: set[str]) -> None:
-    state = "interrupted" if interrupted else ("finished with failures" if counts.failed else "finished")
-    console.print(
-        f"sweep {sweep_id} {state}: {counts.ok} ok, {counts.failed} failed, {counts.cached} cached"
-        + (f", {counts.retried} jobs resubmitted after a worker died" if counts.retried else "")
-    )
-    if counts.failed:
-        runs = store.read("runs", sweep_id, columns=["status", "overrides", "error"])
-        failed = [r for r in runs.to_pylist() if r["status"] == "failed"][:5]
-        for r in failed:
-            point = " ".join(o for o in r["overrides"].split() if o.lstrip("+").split("=")[0] in swept)
-            console.print(f"  failed: {point or r['overrides']}: {r['error']}")
-    if counts.total == 1 and counts.ok + counts.cached == 1:
-        _one_run_table(console, store, sweep_id)
-    console.print(f'results: {store.root}  ({python_cmd()} -m analysis sql "SELECT ... FROM runs")')

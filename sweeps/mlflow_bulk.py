@@ -102,6 +102,16 @@ class BulkWriter:
                     session.connection().exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in rows])
         return ids
 
+    def set_tags(self, tags: list[tuple[str, str, str]]) -> None:
+        """(run id, key, value) tags set, replacing a run's earlier value of the key (as
+        `set_tag`), in one transaction."""
+        if not tags:
+            return
+        with self.store.ManagedSessionMaker(read_only=False) as session:
+            session.connection().exec_driver_sql(
+                "INSERT OR REPLACE INTO tags (run_uuid, key, value) VALUES (?, ?, ?)", list(tags)
+            )
+
     def _metrics(self, rid: str, metrics: list[tuple[str, float, int, int]]) -> tuple[list[dict], list[dict]]:
         """The metric rows (MLflow drops exact repeats) and each key's latest: the greatest
         (step, timestamp, value), as SqlAlchemyStore._update_latest_metrics_if_necessary keeps it."""

@@ -323,16 +323,14 @@ def stored_values(store: Store, run_ids: list[str]) -> dict[str, tuple[float | N
     return {r["run_id"]: tuple(r[m] for m in PRECISION_METRICS) for r in rows}
 
 
-def store_points(mrip: Mrip, store: Store, sweep_id: str, tracker: Any, console: Any) -> None:
-    """The stopped points: stored (`points` table), logged to MLflow, and the first few printed."""
+def store_points(mrip: Mrip, store: Store, sweep_id: str, console: Any) -> tuple[list[dict], dict[int, list[str]]]:
+    """The stopped points: stored (`points` table) and the first few printed. Returns their rows
+    and, by point_index, the run_ids of every replication each has stored, counted or not (what
+    MLflow nests under it: `Tracker.log_points`)."""
     table = mrip.table()
     store.write_points(sweep_id, table)
     rows = table.to_pylist()
-    if tracker is not None and rows:
-        try:
-            tracker.log_points(rows, sweep_id)
-        except Exception as e:  # noqa: BLE001 - the points are stored; MLflow must not fail the sweep
-            console.print(f"[yellow]mlflow: points not logged: {type(e).__name__}: {e}")
+    replications = {p.index: [mrip.run_ids[p.offset + k] for k in sorted(p.values)] for p in mrip.points}
     for r in rows[:10]:
         said = ", ".join(
             f"{m} {r[m + '_mean']:.4g} ± {r[m + '_halfwidth']:.2g}"
@@ -348,3 +346,4 @@ def store_points(mrip: Mrip, store: Store, sweep_id: str, tracker: Any, console:
         )
     if len(rows) > 10:
         console.print(f"... {len(rows) - 10} more points: SELECT * FROM points")
+    return rows, replications

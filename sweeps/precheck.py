@@ -10,7 +10,6 @@ overrides are checked. Returns the argv to hand to Hydra: an `experiment=NAME` w
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 
 from hydra._internal.utils import get_args_parser
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -20,9 +19,8 @@ from omegaconf import OmegaConf
 
 from sweeps import schema
 from sweeps.errors import exit_usage
-from sweeps.schema import OPERATIONAL, convert
+from sweeps.schema import CONF_DIR, OPERATIONAL, convert
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 SUPPORTED_HYDRA_GROUPS = (
     "hydra/job_logging",
     "hydra/hydra_logging",
@@ -36,15 +34,8 @@ SUPPORTED_HYDRA_GROUPS = (
 
 
 def group_options() -> dict[str, list[str]]:
-    """Each config group's options: those generated from the engine's registries (`tcp=cubic`) and
-    the YAML presets in conf/, in order, nested ones (`buffer_policy=abs2010/stanford`) last."""
-    options = {section: set(schema.group_options(section)) for section in schema.SECTIONS}
-    for d in CONF_DIR.iterdir():
-        if d.is_dir():
-            options.setdefault(d.name, set()).update(
-                p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")
-            )
-    return {group: sorted(names, key=lambda o: ("/" in o, o)) for group, names in options.items()}
+    """Each config group's options (`schema.config_groups`)."""
+    return schema.config_groups()
 
 
 def _group_values(o, key: str, options: list[str]) -> list[str]:
@@ -131,6 +122,9 @@ def precheck(argv: list[str]) -> list[str]:
         if key in groups:
             for v in values:
                 if v not in groups[key]:
+                    renamed = schema.SECTIONS.get(key, {}).get("renamed", {})
+                    if v in renamed:
+                        exit_usage(f"{key}: {v!r} was renamed: use {key}={renamed[v]}")
                     close = difflib.get_close_matches(str(v), groups[key], n=1)
                     hint = f" (did you mean {close[0]}?)" if close else ""
                     exit_usage(f"{key}: unknown option {v!r}{hint}; allowed: {', '.join(groups[key])}")

@@ -14,6 +14,7 @@ import json
 import math
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, List, Optional
 
 from hydra.core.config_store import ConfigStore
@@ -181,6 +182,23 @@ def group_options(section: str) -> dict[str, Any]:
     return options
 
 
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+NOT_SWEEP_GROUPS = ("atlas",)
+"""Folders of conf/ that are not a sweep's config groups: `analysis atlas` reads conf/atlas/."""
+
+
+def config_groups() -> dict[str, list[str]]:
+    """Each config group's options: those generated from the engine's registries (`tcp=cubic`) and
+    the YAML presets in conf/, in order, nested ones (`buffer_policy=abs2010/stanford`) last."""
+    options = {section: set(group_options(section)) for section in SECTIONS}
+    for d in CONF_DIR.iterdir():
+        if d.is_dir() and d.name not in NOT_SWEEP_GROUPS:
+            options.setdefault(d.name, set()).update(
+                p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")
+            )
+    return {group: sorted(names, key=lambda o: ("/" in o, o)) for group, names in options.items()}
+
+
 def register() -> None:
     """Stores the generated configs in Hydra's ConfigStore (the schema, a schema per variant, and
     the `tcp`, `topology` and `buffer_policy` groups' options); call it before Hydra composes.
@@ -192,7 +210,7 @@ def register() -> None:
     OmegaConf.register_new_resolver("mul", lambda *xs: math.prod(xs), replace=True)
     cs = ConfigStore.instance()
     cs.store(name="config_schema", node=SweepConfig)
-    cs.store(group="hydra/help", name="buffersweep", node=help_node(SweepKeys), provider="buffersweep")
+    cs.store(group="hydra/help", name="buffersweep", node=help_node(SweepKeys, config_groups()), provider="buffersweep")
     for section, u in SECTIONS.items():
         for v in u["variants"]:
             cs.store(name=f"schema_{section}_{v['name']}", node=hydra_variant(u, v))
@@ -284,6 +302,8 @@ buffers, per link; CHANGELOG.md)."""
 def unknown_key(key: str) -> ValueError:
     if key in RETIRED:
         return ValueError(f"{key}: retired; use {RETIRED[key]}")
+    if key.lstrip("+") in NOT_SWEEP_GROUPS:
+        return ValueError(f"{key}: is `python -m analysis atlas`'s (build +atlas=NAME), not a sweep's")
     close = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     py = python_cmd()

@@ -261,8 +261,20 @@ class Store:
                 writer.write_table(pa.concat_tables(held).cast(schema))
         self.fs.move(tmp, path)
 
-    def write_members(self, sweep_id: str, name: str, run_ids: list[str]) -> None:
-        """Records the sweep's grid (replacing an earlier record of the same sweep_id)."""
+    def members(self, sweep_id: str) -> list[str]:
+        """The run_ids of the sweep's grid, as last recorded (`write_members`)."""
+        path = f"{self._dir(MEMBERS, sweep_id)}/members.parquet"
+        if self.fs.get_file_info(path).type != pafs.FileType.File:
+            return []
+        return pq.read_table(self.fs.open_input_file(path), columns=["run_id"]).column(0).to_pylist()
+
+    def write_members(self, sweep_id: str, name: str, run_ids: list[str], append: bool = False) -> None:
+        """Records the sweep's grid, replacing an earlier record of the same sweep_id, or with
+        `append` adding to it (a search's rounds, each one more part of its grid)."""
+        if append:
+            known = self.members(sweep_id)
+            seen = set(known)
+            run_ids = known + [r for r in dict.fromkeys(run_ids) if r not in seen]
         table = pa.table(
             {"run_id": run_ids, "name": [name] * len(run_ids), "job_index": list(range(len(run_ids)))},
             schema=MEMBERS_SCHEMA,

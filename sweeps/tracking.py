@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from sweeps import arrowpack
+from sweeps.mlflow_points import CHILD_ROLE, point_view, sweep_runs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_STEPS = 20  # time-series points logged as step metrics (ts_*) per run; all are in Parquet
@@ -42,8 +43,12 @@ CHART_METRICS = ("ts_queue_mean_pkts", "ts_utilization")
 VIEW_METRICS = ("utilization", "loss_rate", "mean_queue_pkts", "goodput_mbps", "jain_fairness")
 """The metrics a sweep's shared view shows as columns (every metric is one click away)."""
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
-"""MLflow 3 opens an experiment on the view its kind names; this one is the runs table (an
-untagged experiment opens on a GenAI traces overview that says "No data")."""
+"""The experiment's type as MLflow 3 labels it (machine learning, not GenAI). MLflow 3.17's UI
+does not read it to choose a page: that is `WORKFLOW` (docs/analysis.md, "MLflow")."""
+WORKFLOW = "workflowType=machine_learning"
+"""The URL parameter that makes MLflow 3.17's UI show the model-training pages: without it (or the
+toggle's saved choice) it shows the GenAI ones, and an experiment opens on an empty traces
+overview with a "Detect Issues" pop-up (its `useWorkflowType`: URL, then localStorage, then genai)."""
 LOGGER_PROCESSES = 1
 """Logger processes of a large sweep (start_loggers)."""
 LOGGER_QUEUE_MESSAGES = 2
@@ -149,10 +154,6 @@ def run_note(experiment_id: str, mlflow_run_id: str) -> str:
     )
 
 
-POINT_ROLE = "point"
-"""The buffersweep_role of a replicated point's summary run (`Tracker.log_points`)."""
-
-
 def parent_run(client: Any, experiment_ids: list[str], sweep_id: str) -> Any | None:
     """A sweep's parent run (tags sweep_id and buffersweep_role), if it has one."""
     where = f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'parent'"
@@ -217,12 +218,14 @@ class Tracker:
         # MLflow's INFO lines (creating the database tables...) would cut into the progress bar.
         logging.getLogger("mlflow").setLevel(logging.WARNING)
         self.client = MlflowClient(tracking_uri=uri)
-        self.uri = uri
+        self.uri, self.sweep_id = uri, sweep_id
         self.swept = {column_of(k) for k in swept}
-        self.experiment_id = experiment_id(self.client, uri, experiment)
+        self.experiment, self.experiment_id = experiment, experiment_id(self.client, uri, experiment)
         found = parent_run(self.client, [self.experiment_id], sweep_id)
         self.axes = [column_of(k) for k in swept]
         self.view_key = ""
+        self.points = 0
+        """Replicated points logged (`log_points`): the shared view shows them."""
         name = parent_name(experiment, self.axes, n_jobs)
         if found:
             self.parent_id = found.info.run_id
@@ -281,9 +284,8 @@ class Tracker:
         exactly once after any crash (issue 36)."""
         keep: dict[str, Any] = {}
         drop = []
-        for r in child_runs(self.client, self.experiment_id, self.parent_id):
-            if r.data.tags.get("buffersweep_role") == POINT_ROLE:
-                continue  # a point's summary (`log_points`), logged afresh at the end of each attempt
+        # Its children, and a replicated point's replications, which are nested under the point.
+        for r in sweep_runs(self.client, self.experiment_id, self.sweep_id, CHILD_ROLE):
             rid = r.data.tags.get("run_id", "")
             if not complete(r):
                 drop.append(r)
@@ -332,62 +334,46 @@ class Tracker:
     def submitted(self) -> int:
         return self._submitted
 
-    def close(self, failed: bool, sweep_metrics: dict[str, float] | None = None) -> None:
-        """Waits for the child runs, logs the sweep's own metrics on the parent, and ends it."""
-        from mlflow.entities import Metric
-
+    def drain(self) -> None:
+        """Waits for the loggers to log every child run submitted (then `log_points` may move
+        them); `close` does it too."""
         for i in range(len(self._queues)):
             self._put(i, None)
         for proc in self._procs:
             proc.join()
+        self._queues, self._procs = [], []
         while self._errors is not None and not self._errors.empty():
             self.errors.append(self._errors.get())
+
+    def close(self, failed: bool, sweep_metrics: dict[str, float] | None = None, name: str | None = None) -> None:
+        """Waits for the child runs, logs the sweep's own metrics on the parent, names it after
+        what it holds (`name`), and ends it."""
+        from mlflow.entities import Metric
+
+        self.drain()
         now = int(time.time() * 1000)
         metrics = [Metric(k, float(v), now, 0) for k, v in (sweep_metrics or {}).items() if v is not None]
         if metrics:
             self.client.log_batch(self.parent_id, metrics=metrics)
+        if name:
+            self.client.set_tag(self.parent_id, "mlflow.runName", name)
         self.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
 
-    def log_points(self, rows: list[dict[str, Any]], sweep_id: str) -> None:
-        """One run per replicated point (`sweeps.mrip`) under the parent, replacing an earlier
-        attempt's: its axes as params, and per metric the mean beside its half-width and
-        interval (`<metric>`, `<metric>_halfwidth`, `<metric>_ci_low`, `<metric>_ci_high`)."""
-        from mlflow.entities import Metric, Param, RunTag
+    def log_points(self, rows: list[dict[str, Any]], replications: dict[int, list[str]]) -> None:
+        """A run per replicated point with its replications under it (`mlflow_points`), once
+        the loggers have logged them."""
+        from sweeps import mlflow_bulk, mlflow_points
 
-        for r in child_runs(self.client, self.experiment_id, self.parent_id):
-            if r.data.tags.get("buffersweep_role") == POINT_ROLE:
-                self.client.delete_run(r.info.run_id)
-        now = int(time.time() * 1000)
-        for row in rows:
-            axes = [
+        self.drain()
+        bulk = mlflow_bulk.BulkWriter(self.client, self.experiment_id) if mlflow_bulk.supported(self.uri) else None
+
+        def axes_of(row: dict[str, Any]) -> list[str]:
+            return [
                 o.lstrip("+") for o in row["overrides"].split() if column_of(o.lstrip("+").split("=")[0]) in self.swept
             ]
-            run = self.client.create_run(
-                self.experiment_id,
-                run_name="point " + (" ".join(axes) or str(row["point_index"])),
-                tags={
-                    "mlflow.parentRunId": self.parent_id,
-                    "sweep_id": sweep_id,
-                    "buffersweep_role": POINT_ROLE,
-                    "stop_reason": row["stop_reason"],
-                    "run_ids": ",".join(row["run_ids"]),
-                },
-            )
-            metrics = [Metric("replications", float(row["replications"]), now, 0)]
-            for key, value in row.items():
-                if key.endswith("_mean") and value is not None:
-                    m, hw = key[: -len("_mean")], row[key.replace("_mean", "_halfwidth")]
-                    metrics.append(Metric(m, float(value), now, 0))
-                    if hw is not None:
-                        metrics += [
-                            Metric(f"{m}_{k}", float(v), now, 0)
-                            for k, v in (("halfwidth", hw), ("ci_low", value - hw), ("ci_high", value + hw))
-                        ]
-            params = [Param(a.split("=", 1)[0], a.split("=", 1)[1][:500]) for a in axes if "=" in a]
-            self.client.log_batch(
-                run.info.run_id, metrics=metrics, params=params, tags=[RunTag("seed", str(row["seed"]))]
-            )
-            self.client.set_terminated(run.info.run_id, status="FINISHED")
+
+        mlflow_points.log_points(self, rows, replications, axes_of, bulk)
+        self.points = len(rows)
 
     def log_sweep_plot(self, rows: list[dict[str, Any]]) -> None:
         """The sweep's summary plot (`sweep_plot.py`) as `sweep_summary.png` on the parent run."""
@@ -408,12 +394,14 @@ class Tracker:
         columns = [f"params.`{k}`" for k in self.axes] + [f"metrics.`{m}`" for m in metrics]
         # A filter and a metric order also make the table flat (MLflow nests child runs only
         # when unfiltered and ordered by time): this sweep's runs, best utilization first.
-        state = {
+        state: dict[str, Any] = {
             "selectedColumns": columns,
-            "searchFilter": f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = 'child'",
+            "searchFilter": f"tags.sweep_id = '{sweep_id}' and tags.buffersweep_role = '{CHILD_ROLE}'",
             "orderByKey": f"metrics.`{metrics[0]}`",
             "orderByAsc": False,
         }
+        if self.points:  # a replicated sweep: each point's run (its intervals) above its replications
+            state |= point_view(sweep_id, [a for a in self.axes if a != "seed"])
         self.client.set_experiment_tag(self.experiment_id, f"mlflow.sharedViewState.{sweep_id}", json.dumps(state))
         self.view_key = sweep_id
 
@@ -434,10 +422,10 @@ class Tracker:
         children = self.client.search_runs([self.experiment_id], filter_string=where, max_results=100)
         runs = json.dumps(sorted(r.info.run_id for r in children))
         exps = json.dumps([self.experiment_id])
-        view = f"?viewStateShareKey={self.view_key}" if self.view_key else ""
+        view = f"?viewStateShareKey={self.view_key}&{WORKFLOW}" if self.view_key else f"?{WORKFLOW}"
         return (
             f"{ui}/#/experiments/{self.experiment_id}/runs{view}",
-            f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}",
+            f"{ui}/#/compare-runs?runs={quote(runs)}&experiments={quote(exps)}&{WORKFLOW}",
         )
 
 
@@ -492,6 +480,13 @@ def _logger_main(
             errors.put(err)
 
 
+def _param_text(value: Any) -> str:
+    """A param's text: 250, not 250.0, for a whole number of packets."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)[:500]
+
+
 class _ChildLogger:
     def __init__(self, uri: str, experiment_id: str, parent_id: str, swept: set[str], run_plots: bool) -> None:
         from mlflow.tracking import MlflowClient
@@ -512,9 +507,12 @@ class _ChildLogger:
         per run would halve the logging rate of a SQLite store.)"""
         out = {k: row[k] for k in self._defaults if k in self.swept or row.get(k) != self._defaults[k]}
         always = ("tcp", "buffer_pkts", "flows", "buffer_policy", "name", "backend")
-        out.update({k: row[k] for k in always})
+        out.update({k: row[k] for k in always if row.get(k) is not None})  # a failed run has no buffer_pkts
         out.update({k: row[k] for k in self.swept if k in row})
-        return {k: str(v)[:500] for k, v in out.items()}
+        for echo in [k for k in out if k.startswith("config_")]:  # config_buffer_pkts: only where it did not run
+            if out[echo] == row.get(echo.removeprefix("config_")):
+                del out[echo]
+        return {k: _param_text(v) for k, v in out.items()}
 
     def child(self, row: dict[str, Any], ts: dict[str, list], flows: Any, now: int) -> Any:
         """The child run of a stored run: tags, params, metrics and artifacts."""

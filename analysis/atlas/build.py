@@ -41,9 +41,10 @@ class BuildStats:
 
 
 def search(
-    spec: AtlasSpec, progress: Callable[[int, int, int], None] | None = None
+    spec: AtlasSpec, progress: Callable[[int, int, int, BuildStats], None] | None = None
 ) -> tuple[list[CellState], BuildStats]:
-    """Rounds until every cell's every target is decided (or MAX_ROUNDS)."""
+    """Rounds until every cell's every target is decided (or MAX_ROUNDS); `progress(round, cells
+    decided, cells, stats so far)` before each round."""
     t0 = time.monotonic()
     states = [CellState(c, spec.first_guess(c), spec.cap(c)) for c in spec.cells()]
     stats = BuildStats(cells=len(states))
@@ -54,7 +55,7 @@ def search(
         if not wanted:
             break
         if progress:
-            progress(round_no, sum(not s.wanted(spec.targets) for s in states), len(states))
+            progress(round_no, sum(not s.wanted(spec.targets) for s in states), len(states), stats)
         asked: list[Asked] = [(s.cell, b, seed) for s, b in wanted for seed in spec.seeds]
         got, new, packets = measure(spec, asked, bases, stored_ok)
         n = len(spec.seeds)

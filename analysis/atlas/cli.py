@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from analysis.atlas.spec import AtlasSpec, load
 
 EXPECTED_PROBES_PER_CELL = 9
@@ -21,6 +24,13 @@ def estimate(spec: AtlasSpec) -> tuple[int, float]:
     return len(cells), wall_s * EXPECTED_PROBES_PER_CELL * len(spec.seeds) / 3600
 
 
+def cost_text(core_h: float) -> str:
+    """`about 1,005 core-hours`, or `about 3 min of one core` for a small build."""
+    from sweeps.launch import duration_text
+
+    return f"about {core_h:,.0f} core-hours" if core_h >= 10 else f"about {duration_text(core_h * 3600)} of one core"
+
+
 def build(args: list[str]) -> int:
     from rich.console import Console
 
@@ -28,16 +38,27 @@ def build(args: list[str]) -> int:
     from analysis.atlas.probes import atlas_ray
     from analysis.atlas.publish import publish
     from analysis.atlas.table import rows, write
+    from sweeps.heartbeat import Heartbeat, clock, eta_text
 
     spec = load(args)
     cells, core_h = estimate(spec)
     console = Console(stderr=True)
-    console.print(f"atlas {spec.name}: {cells} cells x {len(spec.targets)} targets, about {core_h:.2f} core-hours")
-    with console.status(f"atlas {spec.name}: starting Ray...") as status, atlas_ray(spec):
+    console.print(f"atlas {spec.name}: {cells} cells x {len(spec.targets)} targets, {cost_text(core_h)}")
+    now: dict[str, Any] = {"round": 0, "decided": 0, "total": cells, "stats": None, "at": time.monotonic()}
 
-        def progress(round_no: int, decided: int, total: int) -> None:
-            status.update(f"atlas {spec.name}: round {round_no}, {decided} of {total} cells decided")
+    def progress(round_no: int, decided: int, total: int, stats: Any) -> None:
+        now.update({"round": round_no, "decided": decided, "total": total, "stats": stats, "at": time.monotonic()})
 
+    def describe() -> str:
+        st = now["stats"]
+        done = f", {st.probes} probes, {st.runs_new} runs simulated, {st.packets:.3g} packets" if st else ""
+        return (
+            f"atlas {spec.name}: round {now['round']} running ({clock(time.monotonic() - now['at'])}), "
+            f"{now['decided']} of {now['total']} cells decided{done}, "
+            f"{eta_text(time.monotonic() - beat.t0, now['decided'], now['total'])}"
+        )
+
+    with (beat := Heartbeat(console, describe)), atlas_ray(spec):
         states, stats = search(spec, progress)
     answered = answers(spec, states)
     table = rows(spec, answered)
@@ -54,13 +75,48 @@ def build(args: list[str]) -> int:
     return 0
 
 
+def add_parsers(sub: Any) -> None:
+    """`atlas build|estimate|query|check`, each with its own help naming its keys (from the
+    modules that read them)."""
+    from analysis.atlas.check import OWN
+    from analysis.atlas.query import KEYS
+    from analysis.atlas.spec import AXES, CONF_DIR, SETTINGS
+
+    presets = ", ".join(sorted(p.stem for p in (CONF_DIR / "atlas").glob("*.yaml")))
+    spec_keys = (
+        f"+atlas=NAME (a preset of conf/atlas/: {presets}; atlas=NAME works too); axis overrides "
+        f"{', '.join(f'{a}=' for a in AXES)} (comma lists); settings {', '.join(f'{s}=' for s in SETTINGS)}; "
+        "results_dir=; any other sweep key (pkt_bytes=1500) for every probe."
+    )
+    at = sub.add_parser("atlas", help="the buffer atlas: build, estimate, query or check (docs/atlas.md)")
+    actions = at.add_subparsers(dest="action", required=True, metavar="{build,estimate,query,check}")
+    helps = {
+        "build": ("search every cell's minimum buffer and write the atlas table and page", spec_keys),
+        "estimate": ("the cells and core-hours a build would take, running nothing", spec_keys),
+        "query": (
+            "the minimum buffer at a point, measured or interpolated from the built atlas",
+            f"keys: {', '.join(f'{k}=' for k in KEYS)}. tcp, queue, flows, core_mbps, rtt_ms and target are "
+            "required; traffic defaults to none; atlas=NAME (or +atlas=NAME) picks one built atlas. Example: "
+            "query tcp=cubic queue=droptail flows=300 core_mbps=1000 rtt_ms=80 target=0.95",
+        ),
+        "check": (
+            "spot checks: random cells of a built atlas searched again by min-buffer on new seeds",
+            f"keys: {', '.join(f'{k}=' for k in OWN)} (whole numbers), and {spec_keys}",
+        ),
+    }
+    for action, (summary, keys) in helps.items():
+        a = actions.add_parser(action, help=summary, description=f"{summary}. {keys}")
+        a.add_argument("overrides", nargs="*", metavar="key=value", help="see above")
+        a.set_defaults(fn=lambda args, action=action: main(action, args.overrides))
+
+
 def main(action: str, args: list[str]) -> int:
     if action == "build":
         return build(args)
     if action == "estimate":
         spec = load(args)
         cells, core_h = estimate(spec)
-        print(f"atlas {spec.name}: {cells} cells x {len(spec.targets)} targets, about {core_h:.2f} core-hours")
+        print(f"atlas {spec.name}: {cells} cells x {len(spec.targets)} targets, {cost_text(core_h)}")
         return 0
     if action == "check":
         from analysis.atlas.check import main as check

@@ -1,4 +1,4 @@
-"""`python -m analysis atlas query tcp=linux queue=droptail flows=300 core_mbps=1000 rtt_ms=80
+"""`python -m analysis atlas query tcp=cubic queue=droptail flows=300 core_mbps=1000 rtt_ms=80
 target=0.95`: the minimum buffer at a point, measured if it is a cell, else interpolated from the
 cells around it, never extrapolated; with what each classic rule gives there (docs/atlas.md,
 "Query").
@@ -22,6 +22,7 @@ def parse(args: list[str]) -> dict[str, Any]:
     q: dict[str, Any] = {"traffic": "none", "results_dir": "results"}
     for a in args:
         key, sep, value = a.partition("=")
+        key = key.removeprefix("+") if key == "+atlas" else key  # as build takes it
         if not sep or key not in KEYS:
             exit_usage(f"{key or a}: is not an atlas query key; allowed: {', '.join(KEYS)}")
         q[key] = value

@@ -123,7 +123,7 @@ def claim_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
             "yes" if med <= 0.55 else "no",
         ]
     )
-    for tcp in ("linux", "bbr"):
+    for tcp in ("cubic", "bbr"):
         ratio = _smaller(rows, tcp)
         out.append(
             [

@@ -32,7 +32,7 @@ def bbr_shallow_loss(
     ).fetchall()
     data = {(t, m, n, f): dict(loss=loss, queue=q, util=u, seeds=k) for t, m, n, f, loss, q, u, k in rows}
     bbr = {k[1:]: d for k, d in data.items() if k[0] == "bbr"}
-    cubic = {k[1:]: d for k, d in data.items() if k[0] == "linux"}
+    cubic = {k[1:]: d for k, d in data.items() if k[0] == "cubic"}
     table = [
         [f"{m:g}", n, f"{f:g}", d["loss"], cubic.get((m, n, f), {}).get("loss"), d["queue"], d["util"]]
         for (m, n, f), d in bbr.items()
@@ -44,8 +44,8 @@ def bbr_shallow_loss(
         header=["Mb/s", "flows", "x BDP", "BBR loss rate", "CUBIC loss rate", "BBR mean queue (x BDP)", "BBR util"],
         rows=table,
         notes=[
-            "Means of the seeds. BBR: `tcp=bbr` (v1, RACK-TLP, paced) with the `linux` sender's initial window, "
-            "delayed ACKs and RTT samples; CUBIC: `tcp=linux` (RFC 9438 CUBIC, RACK-TLP)."
+            "Means of the seeds. BBR: `tcp=bbr` (v1, RACK-TLP, paced) with the `cubic` sender's initial window, "
+            "delayed ACKs and RTT samples; CUBIC: `tcp=cubic` (RFC 9438 CUBIC, RACK-TLP)."
         ],
         reading=_reading(bbr, cubic, rtt_ms, pkt_bytes) + status_note(rc),
     )

@@ -23,7 +23,7 @@ def bbr_vs_cubic_buffer(results: str, rerun: bool, grid: tuple[str, ...] = ()) -
     name = "bbr_vs_cubic_buffer"
     cubic = [n for n in CUBIC_FLOWS if f"cubic_flows={n}" in grid] or list(CUBIC_FLOWS)
     grid = tuple(g for g in grid if not g.startswith("cubic_flows="))
-    rc = max(sweep_cli(name, results, rerun, (*grid, f"tcp_mix=bbr:1+linux:{n}", f"flows={1 + n}")) for n in cubic)
+    rc = max(sweep_cli(name, results, rerun, (*grid, f"tcp_mix=bbr:1+cubic:{n}", f"flows={1 + n}")) for n in cubic)
     con = stored(results, "engine", name)
     rows = con.execute(
         """WITH share AS (SELECT run_id, exec_id,
@@ -43,7 +43,10 @@ def bbr_vs_cubic_buffer(results: str, rerun: bool, grid: tuple[str, ...] = ()) -
         command=f"python -m analysis reproduce {name}",
         header=["Mb/s", "CUBIC flows", "x BDP", "BBR share", "loss rate", "mean queue (x BDP)", "utilization"],
         rows=[[f"{m:g}", n, f"{f:g}", d["share"], d["loss"], d["fill"], d["util"]] for (m, n, f), d in data.items()],
-        notes=["BBR share: its goodput over all the flows', mean of the seeds. Both sides run as `tcp=linux`."],
+        notes=[
+            "BBR share: its goodput over all the flows', mean of the seeds. Both sides run with Linux's settings "
+            "(`tcp=cubic`, `bbr`)."
+        ],
         reading=_bbr_reading(data) + status_note(rc),
     )
     return report, lambda: _bbr_plot(data)
@@ -98,7 +101,7 @@ def _bbr_plot(data: dict[tuple, dict[str, float]]) -> None:
 SINGLE_TARGET = 0.999
 """'Full utilization': the rule keeps the link busy through a cut, 99.9% of the time."""
 SINGLE_MBPS, SINGLE_RTT_MS = 10.0, 100.0
-LAWS = {"sack": "newreno", "cubic_rfc9438": "cubic_rfc9438", "cubic": "cubic"}
+LAWS = {"sack": "newreno", "cubic_rfc9438": "cubic_rfc9438", "cubic_2622": "cubic_2622"}
 """The run's tcp label -> its window law (each with SACK recovery)."""
 
 
@@ -153,7 +156,7 @@ def _single_reading(rows: list[list]) -> str:
     got = {r[0]: r[3] for r in rows if r[3] is not None}
     if len(got) < len(rows):
         return "The search did not find every law's minimum (see the table)."
-    order = got["cubic"] < got["cubic_rfc9438"] < got["sack"]
+    order = got["cubic_2622"] < got["cubic_rfc9438"] < got["sack"]
     close = [abs(r[4] - 1) <= 0.35 for r in rows]
     return (
         f"The minimum buffer falls with beta as (1 - beta) / beta predicts: Linux 2.6's CUBIC (0.80) < RFC 9438's "

@@ -40,7 +40,7 @@ across a timeout and paces what recovery sends, where our `sack` follows ns-2 (d
 They run in this order, and the mix before BBR, whose 100 Mb/s runs take ns-3 longest."""
 LINUX = ("tcp.init_cwnd_pkts=10", "tcp.delayed_ack=true", "tcp.delack_ms=40", "tcp.tick_ms=0")
 MIX = ("tcp=bbr", "tcp.recovery=sack_retain", "tcp.long_term=false", *LINUX, "tcp_mix=bbr:1+linux:1", "flows=2")
-"""1 BBR flow against 1 CUBIC flow, both with the `linux` preset's sender settings."""
+"""1 BBR flow against 1 CUBIC flow, both with Linux's sender settings (`tcp_mix=bbr:1+cubic:1`)."""
 KEYS = ("tcp", "tcp_recovery", "tcp_mix", "core_mbps", "flows", "buffer_policy_factor")
 SHARE_TOL = 0.1
 QUEUE_MS = {**METRICS, "sojourn": "avg(mean_queue_pkts * pkt_bytes * 8 / (core_mbps * 1000))"}

@@ -25,7 +25,7 @@ crate::params! {
         /// The network: dumbbell (set by the flat keys) or parking_lot.
         topology: TopologyConfig = TopologyConfig::named("dumbbell");
         /// Traffic groups beside the flat shorthands: bulk, http, pareto or udp, each on its route
-        /// with its own settings (the keys of each kind: README, Traffic groups).
+        /// with its own settings (the keys of each kind: docs/engine.md, Traffic groups).
         traffic: Vec<TrafficGroup> = vec![];
         /// Long-lived flows (per route of the topology).
         flows: i64 = 1, unit "count", check int_in(0, MAX_FLOWS);

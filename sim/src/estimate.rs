@@ -596,7 +596,7 @@ mod tests {
 
     #[test]
     fn a_huge_first_window_costs_the_send_buffer_not_the_window() {
-        let tcp = Value::map(vec![("cc", Value::str("cubic")), ("init_cwnd_pkts", Value::Float(1e9))]);
+        let tcp = Value::map(vec![("cc", Value::str("cubic_2622")), ("init_cwnd_pkts", Value::Float(1e9))]);
         let e = est(vec![("flows", Value::Int(9)), ("wmax_pkts", Value::Int(1 << 30)), ("tcp", tcp)]);
         assert_eq!(first_window_of(&e), 9.0 * 65536.0);
         assert!(e.memory_bytes < 9.0 * 65536.0 * BYTES_PER_PKT * 1.5);

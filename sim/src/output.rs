@@ -226,6 +226,13 @@ crate::table! {
         short_p99_fct_ms: Option<f64>, unit "ms";
         /// The link the bottleneck figures describe (a link_id of the links table).
         bottleneck_link: i64, unit "";
+        /// The buffer the bottleneck ran with, in packets (a byte limit divided by pkt_bytes): the
+        /// configured one, the link's own, or what a buffer policy set (at the start, for an adaptive
+        /// one). The config's value is `config_buffer_pkts`.
+        buffer_pkts: f64, unit "pkts";
+        /// The bottleneck's byte limit as it ran (NULL when it counts packets). The config's value
+        /// is `config_buffer_bytes`.
+        buffer_bytes: Option<i64>, unit "bytes";
         /// Packets offered to the bottleneck.
         bottleneck_arrivals: i64, unit "pkts";
         /// Packets the bottleneck dropped.

@@ -112,6 +112,8 @@ pub struct UnionDesc {
     pub variants: Vec<VariantSpec>,
     /// (name, doc, settings) of each named preset.
     pub presets: Vec<PresetSpec>,
+    /// (old name, what to use instead) of names no longer in use.
+    pub renamed: Vec<(&'static str, &'static str)>,
 }
 
 /// One declared parameter.
@@ -518,6 +520,8 @@ pub struct UnionDef {
     /// The registry of variants (registries embed a `VariantDef` beside what builds the variant).
     pub variants: fn() -> Vec<&'static VariantDef>,
     pub presets: &'static [PresetDef],
+    /// Names no longer in use: (old name, what to use instead), said when the old one is given.
+    pub renamed: &'static [(&'static str, &'static str)],
 }
 
 pub struct VariantDef {
@@ -597,7 +601,15 @@ impl UnionDef {
         if self.variant(name).is_some() {
             return Ok(Value::map(vec![(self.tag, Value::str(name))]));
         }
-        Err(ConfigError::new(format!("unknown {} {name:?}; allowed: {}", self.name, self.names().join(", "))))
+        Err(ConfigError::new(self.unknown(name, &self.names())))
+    }
+
+    /// What to say of an unknown name: what replaced it if it was renamed, else what is allowed.
+    fn unknown(&self, name: &str, allowed: &[&str]) -> String {
+        match self.renamed.iter().find(|(old, _)| *old == name) {
+            Some((_, new)) => format!("{} {name:?} was renamed: use {new}", self.name),
+            None => format!("unknown {} {name:?}; allowed: {}", self.name, allowed.join(", ")),
+        }
     }
 
     /// Parses a union value whose common parameters are the record `C`.
@@ -617,10 +629,7 @@ impl UnionDef {
             Some(other) => return Err(wrong(other, "a string").under(self.tag)),
         };
         let Some(variant) = self.variant(tag) else {
-            return Err(ConfigError::at(
-                self.tag,
-                format!("unknown {} {tag:?}; allowed: {}", self.name, self.variant_names().join(", ")),
-            ));
+            return Err(ConfigError::at(self.tag, self.unknown(tag, &self.variant_names())));
         };
         let mut allowed = vec![self.tag];
         allowed.extend_from_slice(C::keys());
@@ -650,6 +659,7 @@ impl UnionDef {
             common,
             variants: (self.variants)().iter().map(|v| (v.name, v.doc, (v.params)())).collect(),
             presets: self.presets.iter().map(|p| (p.name, p.doc, p.set.to_vec())).collect(),
+            renamed: self.renamed.to_vec(),
         })
     }
 }

@@ -259,6 +259,7 @@ fn desc<'py>(py: Python<'py>, t: &TypeDesc) -> PyResult<Bound<'py, PyDict>> {
                 presets.append(p)?;
             }
             d.set_item("presets", presets)?;
+            d.set_item("renamed", PyDict::from_sequence(&PyList::new(py, &u.renamed)?.into_any())?)?;
         }
     }
     Ok(d)

@@ -23,6 +23,7 @@ from sim import SimConfig
 from sim.config import ADAPTIVE_POLICIES
 from sim.result import (
     CLASSES_SCHEMA,
+    CONFIG_FIELDS,
     CONTROL_SCHEMA,
     FLOWS_SCHEMA,
     LINKS_SCHEMA,
@@ -60,7 +61,7 @@ class BackendResult:
         object.__setattr__(self, "metrics", {k: self.metrics.get(k) for k in SUMMARY_METRICS})
 
 
-CONTRACT_VERSION = "0.17.0"
+CONTRACT_VERSION = "0.21.0"
 """The engine's part in what another backend runs: the config's fields and meaning, the RTTs
 and start times the engine draws for a seed (`records.drawn_flows`), and the buffer its static
 rules resolve. Other backends' run_ids, every run's config_id, and those backends' rows'
@@ -82,8 +83,17 @@ def code_digest(module: Path, scenario: Path) -> str:
     return hashlib.sha256(scenario.read_bytes() + ast.dump(tree).encode()).hexdigest()[:12]
 
 
+_KEY_OF_ECHO = {f.name: f.name.removeprefix("config_") for f in CONFIG_FIELDS if f.name.startswith("config_")}
+
+
+def config_values(cfg: SimConfig) -> dict[str, Any]:
+    """`config_row(cfg)` with each column named as the config names it: `buffer_pkts` for the
+    results' `config_buffer_pkts` (`sim.schema.echo_column`), as backends map and name them."""
+    return {_KEY_OF_ECHO.get(k, k): v for k, v in config_row(cfg).items()}
+
+
 def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> None:
-    """ValueError naming the first config column (of `row`, a `config_row`) that is not in
+    """ValueError naming the first config column (of `row`, a `config_values`) that is not in
     `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror. A
     static buffer rule is mirrored (as the buffer the engine resolves, `with_resolved_buffer`)
     where `buffer_pkts` is."""
@@ -103,12 +113,12 @@ def preset_row(tcp: str) -> dict[str, Any]:
     is refused without it, so its row is taken with ECN on (`tcp_ecn`, which every backend that
     runs such a law maps)."""
     try:
-        return config_row(SimConfig(tcp=tcp))
+        return config_values(SimConfig(tcp=tcp))
     except ValueError as e:
         if not str(e).startswith("tcp.ecn:"):
             raise
         preset = next(p for p in sim.schema.unions()["tcp"]["presets"] if p["name"] == tcp)
-        return config_row(SimConfig(tcp={**preset["set"], "ecn": True}))
+        return config_values(SimConfig(tcp={**preset["set"], "ecn": True}))
 
 
 def with_resolved_buffer(cfg: SimConfig, drawn: sim.SimResult) -> SimConfig:

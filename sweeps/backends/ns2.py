@@ -34,13 +34,15 @@ from pathlib import Path
 
 import sim
 from sim import SimConfig
-from sim.result import config_row
-from sweeps.backends.base import Backend, BackendResult, check_unmapped, with_resolved_buffer
+from sweeps.backends.base import Backend, BackendResult, check_unmapped, config_values, with_resolved_buffer
 from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 TCL = Path(__file__).with_name("ns2_dumbbell.tcl")
 INSTALL = "apt-get install ns2"
 LINUX_MODULES = ("cubic", "highspeed", "scalable", "bic", "htcp", "westwood", "lp")
+"""TCP-Linux's modules (select_ca) of our Linux 2.6.22 laws, each run by the preset of its name
+(`cubic`'s is `cubic_2622`: our `cubic` is today's)."""
+PRESET_OF_MODULE = {m: "cubic_2622" if m == "cubic" else m for m in LINUX_MODULES}
 # Our tcp preset -> ns-2's (Agent/TCP/<agent>, TCP-Linux's select_ca module, receiver Agent/<sink>).
 # The presets of the Linux laws (with the `linux` recovery, which mirrors TCP-Linux's) run on
 # ns-2's TCP-Linux with the module of the same name and a SACK receiver; `sack` (RFC 6675 with
@@ -50,9 +52,9 @@ AGENTS: dict[str, tuple[str, str, str]] = {
     "reno": ("Reno", "", "TCPSink"),
     "newreno": ("Newreno", "", "TCPSink"),
     "sack": ("Sack1", "", "TCPSink/Sack1"),
-    **{m: ("Linux", m, "TCPSink/Sack1") for m in LINUX_MODULES},
+    **{PRESET_OF_MODULE[m]: ("Linux", m, "TCPSink/Sack1") for m in LINUX_MODULES},
 }
-# Config columns (see sim.result.config_row) the Tcl script maps to ns-2, by the script's argument
+# Config columns (see base.config_values) the Tcl script maps to ns-2, by the script's argument
 # name; every other column must keep its default, or its preset's (the script has no open-loop
 # sources, buffer policies, delayed ACKs, variant mixes or other topologies).
 MAPPED = {
@@ -126,7 +128,7 @@ def version() -> str:
 
 def check(cfg: SimConfig) -> None:
     """ValueError naming the first field of cfg that the script cannot mirror."""
-    row = config_row(cfg)
+    row = config_values(cfg)
     if row["tcp"] not in AGENTS:
         raise ValueError(f"tcp: the ns2 backend supports {', '.join(AGENTS)}, got {row['tcp']!r}")
     if row["queue"] not in QUEUES:
@@ -147,7 +149,7 @@ def check(cfg: SimConfig) -> None:
 
 def script_args(cfg: SimConfig, drawn: sim.SimResult) -> list[str]:
     """The Tcl script's arguments for cfg (checked), with the long flows the engine drew."""
-    row = config_row(cfg)
+    row = config_values(cfg)
     agent, ca, sink = AGENTS[row["tcp"]]
     args = ["agent", agent, "ca", ca or "none", "sink", sink, "timestamps", str(int(ca == "lp"))]
     for key, name in list(MAPPED.items())[1:]:

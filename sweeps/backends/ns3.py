@@ -13,13 +13,13 @@ What we map (everything else must keep its default, or its preset's, or the run 
   the Linux laws = TcpCubic (HyStart off, as Linux 2.6), TcpBic, TcpHighSpeed, TcpHtcp,
   TcpScalable, TcpWestwoodPlus and TcpLp, all with SACK; CUBIC's beta, C, fast convergence and
   TCP friendliness as TcpCubic's attributes (`LAW_ATTRIBUTES`); dctcp = TcpDctcp (its g and
-  initial alpha; ns-3 gives it DCTCP's receiver and ECN); cubic_rfc9438 and the `linux` preset =
+  initial alpha; ns-3 gives it DCTCP's receiver and ECN); cubic_rfc9438 and the `cubic` preset =
   TcpCubic with beta 0.7 and HyStart (Linux's, not RFC 9406's HyStart++); bbr = TcpBbr, which
   has no long-term mode (`tcp.long_term=false` is required). Recovery is ns-3's
   TcpClassicRecovery (window halving and NewReno-style inflation); `tcp.recovery=sack_retain`
   (RFC 6675 keeping the scoreboard across a timeout, as ns-3 does) and `sack` (ns-2's Sack1, which
   forgets it) are accepted beside a law's preset recovery, and `prr` maps to TcpPrrRecovery.
-  The `linux` and `bbr` presets' RACK-TLP, which ns-3 3.44 lacks, runs as its classic recovery.
+  The `cubic` and `bbr` presets' RACK-TLP, which ns-3 3.44 lacks, runs as its classic recovery.
   ns-3 has no Reno: refused.
 - tcp_mix: each sender node's TcpL4Protocol gets its group's TypeId; the groups must agree with
   the tcp section on what ns-3 holds per process (a preset's initial window, delayed ACKs).
@@ -54,8 +54,7 @@ from typing import Any
 import sim
 from sim import SimConfig
 from sim._core import FQ_CODEL_QUANTUM_BYTES
-from sim.result import config_row
-from sweeps.backends.base import Backend, BackendResult, check_unmapped, with_resolved_buffer
+from sweeps.backends.base import Backend, BackendResult, check_unmapped, config_values, with_resolved_buffer
 from sweeps.backends.records import drawn_flows, parse_records, to_result
 
 SCENARIO = Path(__file__).with_name("ns3_dumbbell.cc")
@@ -63,7 +62,7 @@ INSTALL = "pip install -e '.[ns3]'"
 SOCKET_TYPES = {
     "sack": ("TcpNewReno", True),
     "newreno": ("TcpNewReno", False),
-    "cubic": ("TcpCubic", True),
+    "cubic_2622": ("TcpCubic", True),
     "bic": ("TcpBic", True),
     "highspeed": ("TcpHighSpeed", True),
     "htcp": ("TcpHtcp", True),
@@ -72,7 +71,7 @@ SOCKET_TYPES = {
     "lp": ("TcpLp", True),
     "dctcp": ("TcpDctcp", True),
     "cubic_rfc9438": ("TcpCubic", True),
-    "linux": ("TcpCubic", True),
+    "cubic": ("TcpCubic", True),
     "bbr": ("TcpBbr", True),
 }
 """Our tcp preset (or law) -> (ns-3's congestion-control TypeId, SACK)."""
@@ -83,10 +82,15 @@ _RFC9438 = {
     "slow_start": ("HyStart", {"rfc9406": "true", "standard": "false"}),
 }
 LAW_ATTRIBUTES: dict[str, dict[str, Any]] = {
-    "cubic": {"beta": "Beta", "c": "C", "fast_convergence": "FastConvergence", "tcp_friendliness": "TcpFriendliness"},
+    "cubic_2622": {
+        "beta": "Beta",
+        "c": "C",
+        "fast_convergence": "FastConvergence",
+        "tcp_friendliness": "TcpFriendliness",
+    },
     "dctcp": {"g": "DctcpShiftG", "alpha_init": "DctcpAlphaOnInit"},
     "cubic_rfc9438": _RFC9438,
-    "linux": _RFC9438,
+    "cubic": _RFC9438,
 }
 """A law's parameters -> its ns-3 TypeId's attributes (ns-3 3.44 tcp-cubic.cc, tcp-dctcp.cc), or
 (attribute, {our value: theirs}). CUBIC's because the defaults differ: ns-3's TcpCubic has RFC
@@ -154,7 +158,7 @@ MAPPED = (
     "queue_k_pkts",
     *NS3_RULES,
 )
-"""Config columns (sim.result.config_row) the scenario mirrors."""
+"""Config columns (base.config_values) the scenario mirrors."""
 HEADERS_BYTES = 52
 
 
@@ -181,7 +185,7 @@ def version() -> str:
 
 def check(cfg: SimConfig) -> None:
     """ValueError naming the first field of cfg that the scenario cannot mirror."""
-    row = config_row(cfg)
+    row = config_values(cfg)
     if row["tcp"] not in SOCKET_TYPES:
         hint = " (ns-3 has no Reno; its NewReno is `newreno`, with SACK `sack`)" if row["tcp"] == "reno" else ""
         raise ValueError(f"tcp: the ns3 backend supports {', '.join(SOCKET_TYPES)}, got {row['tcp']!r}{hint}")
@@ -353,7 +357,7 @@ def _scenario() -> Any:
 
 def _params(cfg: SimConfig, rtts_ms: list[float], starts_s: list[float], groups: list[str]) -> Any:
     bsw = _scenario()
-    row = config_row(cfg)
+    row = config_values(cfg)
     kind, sack = SOCKET_TYPES[row["tcp"]]
     p = bsw.Params()
     p.socketType, p.sack = f"ns3::{kind}", sack or row["tcp_recovery"] in (*SACK, *RECOVERY_TYPES)

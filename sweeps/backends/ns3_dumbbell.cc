@@ -294,7 +294,7 @@ SetTcpDefaults(const Params& p)
     uint32_t cap = p.wmaxPkts * p.segmentBytes;
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(cap));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(cap));
-    // Linux 2.6's CUBIC, as our `cubic` preset: no HyStart.
+    // Linux 2.6's CUBIC, as our `cubic_2622` preset: no HyStart.
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
     for (size_t i = 0; i < p.lawAttrNames.size(); i++)
         Config::SetDefault(p.lawAttrNames[i], StringValue(p.lawAttrValues[i]));

@@ -81,6 +81,8 @@ def to_result(cfg: SimConfig, drawn: sim.SimResult, rec: dict[str, Any], wall_s:
         "short_flows": int(d["short_started"]),
         "short_flows_done": int(d["short_done"]),
         "bottleneck_link": 0,
+        "buffer_pkts": drawn.metrics()["buffer_pkts"],  # what the engine resolves: what the backend ran
+        "buffer_bytes": drawn.metrics()["buffer_bytes"],
         "bottleneck_arrivals": int(d["arrivals"]),
         "bottleneck_drops": int(d["drops"]),
         "bottleneck_pkts": int(d["departures"]),

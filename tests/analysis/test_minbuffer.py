@@ -115,3 +115,38 @@ def test_with_a_precision_every_decision_rests_on_an_interval_clear_of_the_targe
         assert u - hw > 0.9  # the answer's interval lies above the target...
         u, hw = by[(flows, b - 1)]
         assert u + hw < 0.9  # ...and one packet less lies below it
+
+
+def test_a_search_is_one_sweep_and_a_repeat_simulates_nothing(tmp_path):
+    """Issue 69: every probe was a sweep of its own (58 sweeps after a few searches, `--sweep
+    latest` a probe), a cached search took 50 s and said "14 probes run", and off a terminal the
+    search printed nothing until its answer. Now a search's rounds are one sweep, a repeat starts
+    none, and stderr gets a plain progress line every BUFFERSWEEP_PROGRESS_S (20 s; 1 s here)."""
+    results = tmp_path / "results"
+    common = ["core_mbps=5", "rtt_ms=40", "rtt_spread_ms=10", "duration_s=10", "warmup_s=2", f"results_dir={results}"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_AUTH_MODE="disabled", BUFFERSWEEP_PROGRESS_S="1")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "analysis", "min-buffer", *args, *common, "mlflow.enabled=false"]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
+
+    first = run("target=0.9", "flows=2,8")
+    assert first.returncode == 0, first.stderr[-3000:]
+    beat = r"^\[\d+:\d\d\] min-buffer: round \d+ running .* points decided, elapsed .*, eta"
+    beats = re.findall(beat, first.stderr, re.M)
+    assert beats, f"no progress line off a terminal: {first.stderr[-2000:]}"
+    assert re.search(r"min-buffer: 2 points in \d+ rounds, .*; \d+ probes run$", first.stderr, re.M), first.stderr
+    second = run("target=0.8", "flows=2")
+    assert second.returncode == 0, second.stderr[-3000:]
+    con = analysis.db.connect(results)
+    sweeps = con.execute(
+        "SELECT sweep_id, any_value(name), count(*) FROM runs GROUP BY ALL ORDER BY max(started_at)"
+    ).fetchall()
+    assert len(sweeps) == 2 and {s[1] for s in sweeps} == {"min_buffer"}, sweeps
+    latest = analysis.db.connect(results, sweep="latest").execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert latest == sweeps[-1][2] > 1, "`--sweep latest` is the last search, all its probes"
+    again = run("target=0.9", "flows=2,8")
+    assert again.returncode == 0 and again.stdout == first.stdout, again.stderr[-3000:]
+    assert re.search(r"; nothing simulated, \d+ probes found stored$", again.stderr, re.M), again.stderr
+    assert "starting Ray" not in again.stderr
+    assert len(analysis.db.connect(results).execute("SELECT DISTINCT sweep_id FROM runs").fetchall()) == 2

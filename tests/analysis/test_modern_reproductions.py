@@ -15,7 +15,7 @@ def test_one_flow_needs_one_minus_beta_over_beta_of_a_bdp(tmp_path):
     grid = ("seed=1", "buffer_policy.factor=0.3", "duration_s=60", "warmup_s=20")
     report, plot = cubic_single_flow_buffer(str(tmp_path / "results"), False, grid)
     found = {r[0]: r[3] for r in report.rows}
-    assert found["cubic"] < found["cubic_rfc9438"] < found["sack"], found
+    assert found["cubic_2622"] < found["cubic_rfc9438"] < found["sack"], found
     assert all(0.65 <= r[4] <= 1.35 for r in report.rows), report.rows
     assert "3 of 3" in report.reading
     plot()

@@ -23,11 +23,11 @@ def test_one_flow_fills_the_link_without_filling_the_buffer():
     """BBR paces at the bottleneck rate and caps inflight near its BDP estimate: a deep buffer
     stays almost empty, where CUBIC fills it."""
     queue = {}
-    for tcp in ("bbr", "linux"):
+    for tcp in ("bbr", "cubic"):
         m = sim.run(**PATH, tcp=tcp, flows=1, buffer_pkts=8 * BDP).metrics()
         assert m["utilization"] > 0.95, (tcp, m)
         queue[tcp] = m["mean_queue_pkts"]
-    assert queue["bbr"] < 0.3 * BDP < 3 * BDP < queue["linux"], queue
+    assert queue["bbr"] < 0.3 * BDP < 3 * BDP < queue["cubic"], queue
 
 
 def test_several_flows_keep_a_standing_queue_of_about_a_bdp():
@@ -42,7 +42,7 @@ def test_several_flows_keep_a_standing_queue_of_about_a_bdp():
 def test_bbr_takes_the_link_in_shallow_buffers_and_cubic_in_deep_ones(cubic_flows):
     """One BBR flow against CUBIC: most of the link below a BDP of buffer, less than half at 16
     BDP; the same whether one or four CUBIC flows compete (Ware et al. 2019)."""
-    mix = f"bbr:1,linux:{cubic_flows}"
+    mix = f"bbr:1,cubic:{cubic_flows}"
     shallow = shares(sim.run(**PATH, tcp_mix=mix, flows=1 + cubic_flows, buffer_pkts=BDP // 2))
     deep = shares(sim.run(**PATH, tcp_mix=mix, flows=1 + cubic_flows, buffer_pkts=16 * BDP))
     assert shallow["bbr"] > 0.85, shallow
@@ -70,7 +70,7 @@ def test_flow_and_link_metrics_account_for_bbr():
     """BBR's time in each state adds up to the measured window, mostly PROBE_BW with about 2%
     in PROBE_RTT (200 ms each 10 s); the link's group shares are the flows' goodput shares;
     RTT samples include the queue."""
-    res = sim.run(**{**PATH, "duration_s": 65, "warmup_s": 5}, tcp_mix="bbr:1,linux:1", flows=2, buffer_pkts=BDP)
+    res = sim.run(**{**PATH, "duration_s": 65, "warmup_s": 5}, tcp_mix="bbr:1,cubic:1", flows=2, buffer_pkts=BDP)
     f = res.flows.to_pylist()
     bbr, cubic = f[0], f[1]
     states = [bbr[k] for k in ("bbr_startup_s", "bbr_drain_s", "bbr_probe_bw_s", "bbr_probe_rtt_s")]
@@ -80,7 +80,7 @@ def test_flow_and_link_metrics_account_for_bbr():
     assert 5.0 < bbr["delivery_rate_mean_mbps"] <= bbr["delivery_rate_max_mbps"] <= 10.5
     assert PATH["rtt_ms"] < bbr["rtt_mean_ms"] < bbr["rtt_p99_ms"] < PATH["rtt_ms"] + 2 * BDP * 0.8
     link = res.links.to_pylist()[0]
-    assert link["tcp_groups"] == ["bbr", "linux"]
+    assert link["tcp_groups"] == ["bbr", "cubic"]
     total = bbr["goodput_mbps"] + cubic["goodput_mbps"]
     assert link["group_shares"] == pytest.approx([bbr["goodput_mbps"] / total, cubic["goodput_mbps"] / total])
 
@@ -94,7 +94,7 @@ def test_the_time_series_carries_the_links_delivery_rate_samples():
     rates = [r for r in late if r is not None]
     assert len(rates) >= 0.9 * len(late) > 0, late
     assert 9.0 < sum(rates) / len(rates) <= 10.5, rates
-    res = sim.run(**{**PATH, "duration_s": 5, "warmup_s": 1}, tcp="linux", flows=1, buffer_pkts=2 * BDP)
+    res = sim.run(**{**PATH, "duration_s": 5, "warmup_s": 1}, tcp="cubic", flows=1, buffer_pkts=2 * BDP)
     assert {r["delivery_rate_mbps"] for r in res.timeseries.to_pylist()} == {None}
 
 

@@ -25,7 +25,7 @@ HUGE_WINDOW = dict(flows=9, duration_s=5, warmup_s=1, core_mbps=10, wmax_pkts=2*
 
 @pytest.mark.parametrize("init_cwnd", [1e8, 1e9])
 def test_a_window_of_a_billion_packets_runs_in_bounded_memory(init_cwnd):
-    cfg = dict(HUGE_WINDOW, tcp={"cc": "cubic", "init_cwnd_pkts": init_cwnd})
+    cfg = dict(HUGE_WINDOW, tcp={"cc": "cubic_2622", "init_cwnd_pkts": init_cwnd})
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout)["rss_mb"] < 200  # issue 36, acceptance 1 (was an 8 GB allocation)

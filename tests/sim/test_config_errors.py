@@ -22,8 +22,8 @@ def parking_lot(**params):
         (
             {"tcp": "vegas"},
             "tcp",
-            "reno, newreno, sack, cubic, highspeed, scalable, bic, htcp, westwood, lp, dctcp, linux, bbr, paced, "
-            "poisson, cubic_rfc9438",
+            "reno, newreno, sack, cubic, cubic_2622, highspeed, scalable, bic, htcp, westwood, lp, dctcp, bbr, "
+            "paced, poisson, cubic_rfc9438",
         ),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),
@@ -56,7 +56,11 @@ def parking_lot(**params):
         ({"tcp": {"cc": "bbr", "recovery": "sack", "release": "window"}}, "tcp.release", "bbr paces its packets"),
         ({"tcp": {"release": "bursty"}}, "tcp.release", "allowed: window, paced, poisson"),
         ({"tcp": {"release": "paced", "send_jitter_ms": 0.4}}, "tcp.send_jitter_ms", "got release paced"),
-        ({"tcp": {"cc": "cubic", "recovery": "linux", "send_jitter_ms": 0.4}}, "tcp.send_jitter_ms", "recovery linux"),
+        (
+            {"tcp": {"cc": "cubic_2622", "recovery": "linux", "send_jitter_ms": 0.4}},
+            "tcp.send_jitter_ms",
+            "recovery linux",
+        ),
         ({"tcp": {"send_jitter_ms": -1}}, "tcp.send_jitter_ms", ">= 0"),
         ({"tcp": {"compat": "ns-3"}}, "tcp.compat", "allowed: none, ns3"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),

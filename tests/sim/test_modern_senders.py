@@ -55,7 +55,7 @@ def test_the_new_recoveries_fill_the_link_with_few_timeouts(recovery):
 
 
 def test_the_linux_preset_is_a_label_and_its_settings():
-    cfg = sim.SimConfig(tcp="linux")
+    cfg = sim.SimConfig(tcp="cubic")
     row = cfg.to_dict()["tcp"]
     assert (row["cc"], row["recovery"], row["init_cwnd_pkts"], row["delayed_ack"]) == (
         "cubic_rfc9438",
@@ -63,8 +63,8 @@ def test_the_linux_preset_is_a_label_and_its_settings():
         10.0,
         True,
     )
-    res = sim.run(tcp="linux", flows=4, core_mbps=10, rtt_ms=50, buffer_pkts=40, duration_s=15, warmup_s=5)
-    assert res.summary["tcp"][0].as_py() == "linux"
+    res = sim.run(tcp="cubic", flows=4, core_mbps=10, rtt_ms=50, buffer_pkts=40, duration_s=15, warmup_s=5)
+    assert res.summary["tcp"][0].as_py() == "cubic"
     assert res.metrics()["utilization"] > 0.95
 
 

@@ -23,7 +23,7 @@ from sim.result import (
     TIMESERIES_SCHEMA,
     TRACE_SCHEMA,
 )
-from sim.schema import CONFIG, TABLES, arrow_type, config_columns, union_specs, unions
+from sim.schema import CONFIG, TABLES, arrow_type, config_columns, echo_column, union_specs, unions
 
 pytestmark = pytest.mark.check  # part of `make check`
 
@@ -80,6 +80,20 @@ def test_every_parameter_is_a_dataclass_field_with_its_type_and_default():
         assert {f.name for f in dataclasses.fields(cls)} - tags == names - tags, cls
 
 
+def test_a_run_reports_the_buffer_that_ran_and_echoes_the_configured_one():
+    """Issue 69: under a buffer policy, `buffer_pkts` is the bottleneck's buffer as the policy set
+    it (the links table's), and the config's value is `config_buffer_pkts`."""
+    assert echo_column("buffer_pkts") == "config_buffer_pkts" and echo_column("flows") == "flows"
+    res = sim.run(
+        flows=4, core_mbps=100, rtt_ms=40, duration_s=2, warmup_s=1, buffer_policy={"name": "bdp", "factor": 0.5}
+    )
+    m = res.metrics()
+    assert (m["buffer_pkts"], m["config_buffer_pkts"], m["buffer_bytes"]) == (250.0, 100, None)
+    assert m["buffer_pkts"] == res.links["buffer_pkts"][m["bottleneck_link"]].as_py()
+    m = sim.run(flows=2, duration_s=2, warmup_s=1, buffer_pkts=0, buffer_bytes=30000, pkt_bytes=1500).metrics()
+    assert (m["buffer_pkts"], m["buffer_bytes"], m["config_buffer_bytes"]) == (20.0, 30000, 30000)
+
+
 def test_the_type_stub_is_current():
     assert stubs.STUB.read_text() == stubs.render(), "sim/config.pyi is stale: run python -m sim.stubs"
 
@@ -97,7 +111,8 @@ def test_every_parameter_has_a_column_and_every_metric_its_arrow_field():
                 if sub["key"] != "name":
                     assert cols[f"{key}_{sub['key']}"].type == arrow_type(sub["type"]), f"{key}.{sub['key']}"
         else:
-            assert cols[key].type == arrow_type(spec["type"]) and cols[key].metadata[b"unit"] == spec["unit"].encode()
+            col = cols[echo_column(key)]
+            assert col.type == arrow_type(spec["type"]) and col.metadata[b"unit"] == spec["unit"].encode()
     assert SUMMARY_SCHEMA.names == [
         "engine_version",
         *[f.name for f in CONFIG_FIELDS],
@@ -176,7 +191,7 @@ def test_the_engines_buffers_give_the_tables_its_lists_give():
     from sim import result
 
     res = sim.run(
-        flows=100, tcp_mix="cubic:40,reno:60", duration_s=8, warmup_s=1, trace_max_events=300, trace_start_s=0.0
+        flows=100, tcp_mix="cubic_2622:40,reno:60", duration_s=8, warmup_s=1, trace_max_events=300, trace_start_s=0.0
     )
     long = {"flows": res.flows, "timeseries": res.timeseries, "trace": res.trace}
     assert all(t.num_rows > result.ROW_WISE_MAX_ROWS for t in long.values()), {k: len(t) for k, t in long.items()}

@@ -11,9 +11,14 @@ from tests.conftest import ROOT
 
 
 def sweep(
-    tmp: Path, *args: str, timeout: float = 300, ray_address: str | None = None, results_dir: Path | None = None
+    tmp: Path,
+    *args: str,
+    timeout: float = 300,
+    ray_address: str | None = None,
+    results_dir: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
-    """Runs `python -m sweeps` in `tmp`, with results and MLflow under `tmp`."""
+    """Runs `python -m sweeps` in `tmp`, with results and MLflow under `tmp` (and `env` added)."""
     cmd = [
         sys.executable,
         "-m",
@@ -24,7 +29,7 @@ def sweep(
     ]
     if ray_address:
         cmd.append(f"ray.address={ray_address}")
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -37,9 +37,13 @@ def test_the_registry_names_every_backend_and_refuses_others():
 
 
 SCENARIO_CODE = {
-    ("ns2", "3d7e9234"): "461f60d8873f",  # a894e181e7d1 until tcp.send_jitter_ms mapped to overhead_ (0: as before)
+    # a894e181e7d1 until tcp.send_jitter_ms mapped to overhead_ (0: as before); 461f60d8873f until the
+    # 2.6.22 CUBIC's preset was renamed cubic_2622 (issue 69: ns-2 runs it the same)
+    ("ns2", "3d7e9234"): "4aa99aabc649",
     ("ns3", "cf88d8b8"): "8fe879d56427",  # 48dd87288ccd until a comment of ns3_dumbbell.cc changed
-    ("ns3", "q1514"): "c7253776a677",  # e4c67c86f43a until the tcp.compat keys were accepted (ns-3 runs the same)
+    # e4c67c86f43a until the tcp.compat keys were accepted (ns-3 runs the same); c7253776a677 until the
+    # presets linux and cubic were renamed cubic and cubic_2622 (issue 69: each config runs the same)
+    ("ns3", "q1514"): "5ba969c5c03e",
 }
 """Per backend and hand-kept scenario version, the digest of the scenario and mapping code it
 stands for (`base.code_digest`)."""
@@ -69,9 +73,9 @@ CONTRACT_CONFIGS = {
     "sack, stanford rule": dict(
         tcp="sack", flows=20, rtt_ms=100, rtt_spread_ms=40, start_window_s=1, buffer_policy="stanford", seed=3
     ),
-    "bbr / linux mix, bdp rule": dict(
-        tcp_mix="bbr:1,linux:1",
-        tcp="linux",
+    "bbr / cubic mix, bdp rule": dict(
+        tcp_mix="bbr:1,cubic:1",
+        tcp="cubic",
         flows=2,
         rtt_ms=60,
         rtt_spread_ms=80,
@@ -84,6 +88,7 @@ CONTRACT_CONFIGS = {
 CONTRACT_INPUTS = {
     "0.16.0": "36015c230b8a78b5",
     "0.17.0": "d4e5ceb069d3f787",  # wmax_pkts defaults to 100,000 (was 64)
+    "0.21.0": "9ae66abbbd7a8027",  # the preset linux is cubic (issue 69): the mix's group label
 }
 """Per backends.base.CONTRACT_VERSION, the digest of what other backends take from the engine."""
 
@@ -143,14 +148,14 @@ def test_a_parameter_added_at_its_neutral_default_keeps_every_id():
 def test_ns2_names_the_first_field_it_cannot_mirror():
     cases = [
         (dict(poisson_mbps=10.0), "^poisson_mbps: the ns2 backend supports only the default"),
-        (dict(tcp={"cc": "cubic", "recovery": "linux", "c": 0.8, "tick_ms": 1}), "^tcp_c: "),
-        (dict(tcp="cubic"), "^tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies"),
+        (dict(tcp={"cc": "cubic_2622", "recovery": "linux", "c": 0.8, "tick_ms": 1}), "^tcp_c: "),
+        (dict(tcp="cubic_2622"), "^tcp.tick_ms: ns-2's TCP-Linux times RTTs in 1 ms jiffies"),
         (dict(topology="parking_lot", rtt_ms=100), "^topology: the ns2 backend supports only the default"),
-        (dict(tcp="paced"), "^tcp: the ns2 backend supports reno, newreno, sack, cubic, .*, got 'paced'"),
+        (dict(tcp="paced"), "^tcp: the ns2 backend supports reno, newreno, sack, cubic_2622, .*, got 'paced'"),
         (dict(buffer_policy="abs"), "^buffer_policy: the ns2 backend supports only the default"),
         (dict(seed=0), "^seed: the ns2 backend needs seed >= 1"),
         (dict(short_mbps=1.0, short_flow_pkts=1), "^short_flow_pkts: the ns2 backend needs >= 2"),
-        (dict(tcp={"cc": "cubic", "recovery": "sack", "tick_ms": 1}), "^tcp_recovery: .*'linux'"),
+        (dict(tcp={"cc": "cubic_2622", "recovery": "sack", "tick_ms": 1}), "^tcp_recovery: .*'linux'"),
         (dict(queue="codel"), "^queue: the ns2 backend supports droptail, red, got 'codel'"),
         (dict(tcp={"ecn": True}, queue={"name": "red", "ecn": True}), "^queue.ecn: the ns2 backend supports only"),
         (dict(tcp={"cc": "newreno", "compat": "ns3"}), "^tcp_compat: the ns2 backend supports only"),
@@ -204,7 +209,7 @@ def test_ns2_script_args_carry_every_mapped_field_and_the_engines_flows():
     assert [float(x) for x in pairs["flow_rtts_ms"].split()] == flows["rtt_ms"].to_pylist()
     assert [float(x) for x in pairs["flow_starts_s"].split()] == flows["start_s"].to_pylist()
     for name in ns2.LINUX_MODULES:
-        c = sim.SimConfig(tcp={"cc": name, "recovery": "linux", "tick_ms": 1}, access_mbps=1000.0)
+        c = sim.SimConfig(tcp={"cc": ns2.PRESET_OF_MODULE[name], "recovery": "linux", "tick_ms": 1}, access_mbps=1000.0)
         args = ns2.script_args(c, ns2.drawn_flows(c))
         pairs = dict(zip(args[::2], args[1::2]))
         assert (pairs["agent"], pairs["ca"], pairs["sink"]) == ("Linux", name, "TCPSink/Sack1"), name
@@ -440,7 +445,7 @@ def test_ns2_short_flows_offer_their_load():
 @NO_NS2
 @pytest.mark.parametrize(
     "tcp, buffer_pkts",
-    [("westwood", 8), ("bic", 16), ("lp", 16), ("htcp", 32), ("cubic", 64), ("highspeed", 256), ("sack", 128)],
+    [("westwood", 8), ("bic", 16), ("lp", 16), ("htcp", 32), ("cubic_2622", 64), ("highspeed", 256), ("sack", 128)],
 )
 def test_tcp_linux_and_engine_agree_on_abs_fig1(tcp, buffer_pkts):
     # ABS Fig. 1's set-up, from small buffers (where the recovery decides utilization) to large
@@ -504,9 +509,9 @@ def test_ns3_cubic_takes_our_beta():
     """ns-3's TcpCubic defaults to beta 0.7, ours (Linux 2.6) to 819/1024: the backend passes ours.
     One CUBIC flow over 10 Mb/s, a 20-packet buffer: a deeper cut (0.5) costs utilization on both."""
     runs = {}
-    for beta in (sim.SimConfig(tcp="cubic").tcp.beta, 0.5):
+    for beta in (sim.SimConfig(tcp="cubic_2622").tcp.beta, 0.5):
         cfg = sim.SimConfig(
-            tcp={"cc": "cubic", "recovery": "sack", "beta": beta},
+            tcp={"cc": "cubic_2622", "recovery": "sack", "beta": beta},
             flows=1,
             core_mbps=10.0,
             rtt_ms=100.0,

@@ -49,11 +49,20 @@ def _chromium(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+POINTS = ["flows=2,4", "precision.metrics=[utilization]", "precision.halfwidth=0.01", "precision.min_seeds=3"]
+POINTS += ["precision.max_seeds=4", "duration_s=5", "warmup_s=1", "core_mbps=10", "name=points"]
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")
 def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_path, ray_head):
     res = sweep(tmp_path, "-m", "tcp=reno,paced", "flows=2,4", "duration_s=3", "warmup_s=1", ray_address=ray_head)
     assert res.returncode == 0, res.stderr
-    url = re.search(r"runs (http://\S+viewStateShareKey=\w+)", res.stderr).group(1)
+    url = re.search(r"runs (http://\S+viewStateShareKey=\S+)", res.stderr).group(1)
+    assert url.endswith("&workflowType=machine_learning"), url  # MLflow 3.17's model-training pages
+    # Issue 69: a replicated sweep's link shows its points, each with its interval, over its replications.
+    replicated = sweep(tmp_path, "-m", *POINTS, ray_address=ray_head)
+    assert replicated.returncode == 0, replicated.stderr
+    points_url = re.search(r"runs (http://\S+viewStateShareKey=\S+)", replicated.stderr).group(1)
     port = _free_port()
     ui = subprocess.Popen(
         [
@@ -84,6 +93,9 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
                 time.sleep(0.5)
         url = url.replace("127.0.0.1:5000", f"127.0.0.1:{port}")
         dom = _chromium(tmp_path, url, "--dump-dom").stdout
+        points_url = points_url.replace("127.0.0.1:5000", f"127.0.0.1:{port}")
+        points_dom = _chromium(tmp_path, points_url, "--dump-dom").stdout
+        _chromium(tmp_path, points_url, f"--screenshot={tmp_path / 'points.png'}")  # to look at by hand
         child, parent, exp = _one_child_and_parent(tmp_path)
         base = f"http://127.0.0.1:{port}/"
         chart = _chromium(tmp_path, base + chart_route(exp, child), "--dump-dom").stdout
@@ -91,7 +103,7 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
     finally:
         os.killpg(ui.pid, signal.SIGTERM)  # mlflow ui and its server workers, by process group
         ui.wait(timeout=30)
-    assert "Training runs" in dom  # the model-training view, not the GenAI overview
+    assert ">Runs<" in dom and "Detect Issues" not in dom  # the model-training view, not the GenAI overview
     for name in ("tcp=reno flows=2", "tcp=reno flows=4", "tcp=paced flows=2", "tcp=paced flows=4"):
         assert name in dom, f"child run {name!r} not shown"
     assert ">tcp<" in dom and ">flows<" in dom, "swept params are not columns"
@@ -103,6 +115,11 @@ def test_the_printed_runs_url_shows_the_child_runs_with_params_and_metrics(tmp_p
     ticks = [float(t.replace(",", "")) for t in re.findall(tick, chart)]
     assert ticks and 2000 <= max(ticks) <= 3000, f"x ticks {ticks}: the axis should read in simulated ms to 3000"
     assert "sweep_summary.png" in artifacts, "the parent run does not list the sweep's plot"
+    for flows in (2, 4):  # each point's group: the point's run (its interval), then its replications
+        group = points_dom.split(f"Group: flows={flows}")[1]
+        assert re.search(rf"point flows={flows}: [34] replications counted", group), f"point flows={flows} not shown"
+        assert all(f"flows={flows} seed={k}" in group for k in (1, 2, 3)), f"replications of flows={flows}"
+    assert ">utilization_halfwidth<" in points_dom and ">replications<" in points_dom, "no interval columns"
 
 
 def _one_child_and_parent(tmp_path) -> tuple[str, str, str]:

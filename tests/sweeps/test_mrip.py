@@ -100,8 +100,18 @@ def test_a_replicated_point_is_a_row_of_points_and_a_run_in_mlflow(tmp_path):
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     exp = client.get_experiment_by_name("sweeps")
     (logged,) = client.search_runs([exp.experiment_id], "tags.buffersweep_role = 'point'")
-    assert logged.data.metrics["utilization"] == mean and logged.data.metrics["utilization_halfwidth"] == hw
+    six = lambda x: float(f"{x:.6g}")  # noqa: E731 - as MLflow gets them (every digit is in Parquet)
+    assert logged.data.metrics["utilization"] == six(mean) and logged.data.metrics["utilization_halfwidth"] == six(hw)
     assert logged.data.metrics["replications"] == point["replications"]
+    # Issue 69: the point's config as its params, its replications under it, each tagged counted or not.
+    assert logged.data.params["flows"] == "4" and "seed" not in logged.data.params, logged.data.params
+    reps = client.search_runs([exp.experiment_id], f"tags.mlflow.parentRunId = '{logged.info.run_id}'")
+    counted = {r.data.tags["run_id"] for r in reps if r.data.tags["counted"] == "true"}
+    assert counted == set(point["run_ids"]) and len(reps) == len(stored)
+    assert {r.data.tags["point"] for r in reps} == {logged.data.tags["point"]}
+    parent = client.get_run(logged.data.tags["mlflow.parentRunId"])
+    ran = f"1 point, {len(stored)} replications run, {point['replications']} counted"
+    assert parent.data.tags["mlflow.runName"].endswith(f"({ran})"), parent.data.tags["mlflow.runName"]
 
 
 def test_killed_and_rerun_no_replication_runs_twice(tmp_path):

@@ -16,13 +16,16 @@ def test_ns3_refuses_what_its_modern_senders_lack():
     for fields, message in [
         (dict(tcp=bbr_sack), r"^tcp\.long_term: ns-3's TcpBbr has no long-term"),
         (dict(tcp={"cc": "cubic_rfc9438", "recovery": "rack_tlp"}), "^tcp_recovery: the ns3 backend supports only"),
-        (dict(tcp="sack", tcp_mix="bbr:1,linux:1", flows=2), r"^tcp_mix: group 'linux' sets tcp\.init_cwnd_pkts"),
-        (dict(tcp="linux", tcp_mix="cubic:1,linux:1", flows=2), r"^tcp_mix: groups set ns-3's ns3::TcpCubic::Beta"),
+        (dict(tcp="sack", tcp_mix="bbr:1,cubic:1", flows=2), r"^tcp_mix: group 'cubic' sets tcp\.init_cwnd_pkts"),
+        (
+            dict(tcp="cubic", tcp_mix="cubic_2622:1,cubic:1", flows=2),
+            r"^tcp_mix: groups set ns-3's ns3::TcpCubic::Beta",
+        ),
     ]:
         with pytest.raises(ValueError, match=message):
             ns3.check(sim.SimConfig(**fields))
     ns3.check(sim.SimConfig(tcp={**bbr_sack, "long_term": False}))  # mapped: no error
-    ns3.check(sim.SimConfig(tcp="linux", tcp_mix="bbr:1,linux:1", flows=2))
+    ns3.check(sim.SimConfig(tcp="cubic", tcp_mix="bbr:1,cubic:1", flows=2))
 
 
 def shares(flows: dict) -> dict[str, float]:
@@ -47,6 +50,6 @@ def test_ns3_rfc9438_cubic_and_prr_agree_with_ours(tcp):
 @NO_NS3
 def test_ns3_bbr_takes_the_same_share_from_cubic_as_ours():
     """One BBR flow against one Linux CUBIC flow in half a BDP of buffer: BBR's share on both."""
-    cfg = sim.SimConfig(**PATH, tcp="linux", tcp_mix="bbr:1,linux:1", flows=2, buffer_pkts=25)
+    cfg = sim.SimConfig(**PATH, tcp="cubic", tcp_mix="bbr:1,cubic:1", flows=2, buffer_pkts=25)
     theirs, ours = shares(ns3.run(cfg).details["flows"].to_pydict()), shares(sim.run(cfg).flows.to_pydict())
     assert theirs["bbr"] > 0.8 and abs(theirs["bbr"] - ours["bbr"]) < 0.1, (theirs, ours)

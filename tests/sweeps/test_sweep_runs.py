@@ -90,7 +90,7 @@ def test_hand_written_grid_on_a_cluster(tmp_path, ray_head):
     exp = client.get_experiment_by_name("sweeps")
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     parent = client.get_run(child.data.tags["mlflow.parentRunId"])
-    assert parent.info.run_name == "sweeps: tcp x flows x buffer_pkts (8)"
+    assert parent.info.run_name == "sweeps: tcp x flows x buffer_pkts (8 runs)"
     assert (
         parent.data.metrics["runs_ok"] == 8
         and 0 < parent.data.metrics["worst_utilization"] <= parent.data.metrics["best_utilization"] <= 1

@@ -146,6 +146,7 @@ pub static BUFFER_POLICY: UnionDef = UnionDef {
     default_tag: "fixed",
     variants: || POLICIES.iter().map(|e| &e.def).collect(),
     presets: &[],
+    renamed: &[],
 };
 
 /// A `buffer_policy` section of a run config.

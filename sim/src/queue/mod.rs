@@ -196,6 +196,7 @@ pub static QUEUE: UnionDef = UnionDef {
     default_tag: "droptail",
     variants: || QUEUES.iter().map(|e| &e.def).collect(),
     presets: &[],
+    renamed: &[],
 };
 
 /// A `queue` section of a run config.

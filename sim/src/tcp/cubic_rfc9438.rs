@@ -4,7 +4,8 @@
 //! [cwnd, 1.5 cwnd], the Reno-friendly W_est with alpha_cubic until W_est reaches cwnd_prior, fast
 //! convergence, K = 0 after a timeout or a loss-free slow-start exit). Windows are fractional
 //! packets and growth counts the packets an ACK acknowledges (Linux counts them too; the RFC's
-//! per-ACK rule would lag with delayed ACKs). The 2.6.22 module of ns-2's TCP-Linux is `cubic`.
+//! per-ACK rule would lag with delayed ACKs). The 2.6.22 module of ns-2's TCP-Linux is `cubic_2622`;
+//! the `cubic` preset is this law with Linux 6.x's settings (`tcp/mod.rs`).
 //! Details: docs/tcp.md, `tcp/cubic_rfc9438.rs`.
 
 use super::hystart::HyStartPp;

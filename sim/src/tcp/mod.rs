@@ -506,7 +506,7 @@ macro_rules! window_laws {
 // The window laws: one line each.
 window_laws! {
     newreno::Aimd,
-    cubic::Cubic [boxed],
+    cubic_2622::Cubic2622 [boxed],
     highspeed::HighSpeed,
     scalable::Scalable,
     bic::Bic [boxed],
@@ -632,8 +632,24 @@ pub static TCP: UnionDef = UnionDef {
         },
         PresetDef {
             name: "cubic",
-            doc: "CUBIC 2.1 as ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 sink",
-            set: &[("cc", Str("cubic")), ("recovery", Str("linux")), ("release", Str("window"))],
+            doc: "CUBIC as Linux 6.x runs it: RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR, initial window \
+                  10, min RTO 200 ms, delayed ACKs (40 ms), RTT measured exactly",
+            set: &[
+                ("cc", Str("cubic_rfc9438")),
+                ("recovery", Str("rack_tlp")),
+                ("release", Str("window")),
+                ("init_cwnd_pkts", Num(10.0)),
+                ("min_rto_ms", Num(200.0)),
+                ("tick_ms", Num(0.0)),
+                ("delayed_ack", Bool(true)),
+                ("delack_ms", Num(40.0)),
+            ],
+        },
+        PresetDef {
+            name: "cubic_2622",
+            doc: "CUBIC 2.1 as Linux 2.6.22 in ns-2's TCP-Linux (FACK scoreboard, rate halving) with a Sack1 \
+                  sink: the ABS paper's CUBIC",
+            set: &[("cc", Str("cubic_2622")), ("recovery", Str("linux")), ("release", Str("window"))],
         },
         PresetDef {
             name: "highspeed",
@@ -671,21 +687,6 @@ pub static TCP: UnionDef = UnionDef {
             set: &[("cc", Str("dctcp")), ("recovery", Str("sack")), ("release", Str("window"))],
         },
         PresetDef {
-            name: "linux",
-            doc: "A Linux 6.x sender: RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR, initial window 10, \
-                  min RTO 200 ms, delayed ACKs (40 ms), RTT measured exactly",
-            set: &[
-                ("cc", Str("cubic_rfc9438")),
-                ("recovery", Str("rack_tlp")),
-                ("release", Str("window")),
-                ("init_cwnd_pkts", Num(10.0)),
-                ("min_rto_ms", Num(200.0)),
-                ("tick_ms", Num(0.0)),
-                ("delayed_ack", Bool(true)),
-                ("delack_ms", Num(40.0)),
-            ],
-        },
-        PresetDef {
             name: "bbr",
             doc: "BBR v1 (Linux tcp_bbr.c) pacing at its model's rate, with RACK-TLP (as Linux runs it)",
             set: &[("cc", Str("bbr")), ("recovery", Str("rack_tlp")), ("release", Str("paced"))],
@@ -700,6 +701,14 @@ pub static TCP: UnionDef = UnionDef {
             doc: "The sender of Enachescu et al.'s Theorem 1: NewReno with Poisson releases",
             set: &[("cc", Str("newreno")), ("recovery", Str("newreno")), ("release", Str("poisson"))],
         },
+    ],
+    renamed: &[
+        ("linux", "cubic (RFC 9438 CUBIC with Linux's settings; named linux up to engine 0.20.0)"),
+        (
+            "cubic",
+            "cubic_rfc9438 (RFC 9438), or cubic_2622 (Linux 2.6.22's, as ns-2's TCP-Linux; the law named cubic \
+             up to engine 0.20.0)",
+        ),
     ],
 };
 
@@ -737,50 +746,5 @@ impl TcpConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::params::Param;
-
-    #[test]
-    fn presets_expand_to_the_three_choices_and_label_back() {
-        for (name, recovery, release) in [
-            ("reno", "reno", "window"),
-            ("newreno", "newreno", "window"),
-            ("paced", "newreno", "paced"),
-            ("poisson", "newreno", "poisson"),
-        ] {
-            let t = TcpConfig::named(name);
-            assert_eq!(
-                (t.0.variant, t.common().recovery.as_str(), t.common().release.as_str()),
-                ("newreno", recovery, release)
-            );
-            assert_eq!(t.0.label, name);
-            assert_eq!(TcpConfig::parse(&t.value()).unwrap(), t, "{name} round-trips");
-        }
-    }
-
-    #[test]
-    fn every_law_has_at_most_max_modes() {
-        for e in LAWS {
-            assert!(e.modes.len() <= sender_core::MAX_MODES, "{}", e.def.name);
-        }
-    }
-
-    #[test]
-    fn a_mapping_picks_each_choice() {
-        let v = Value::map(vec![("cc", Value::str("newreno")), ("release", Value::str("paced"))]);
-        let t = TcpConfig::parse(&v).unwrap();
-        assert_eq!(t.0.label, "paced");
-        let e = TcpConfig::parse(&Value::map(vec![("cc", Value::str("vegas"))])).unwrap_err();
-        assert_eq!(e.field, "cc");
-        let e = TcpConfig::parse(&Value::map(vec![("recovery", Value::str("rack"))])).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "recovery: unknown value \"rack\"; allowed: reno, newreno, sack, sack_retain, linux, prr, rack_tlp"
-        );
-        let e = TcpConfig::parse(&Value::str("vegas")).unwrap_err();
-        assert!(e.message.starts_with("unknown tcp \"vegas\"; allowed: reno, newreno, sack, "), "{e}");
-        let e = TcpConfig::parse(&Value::map(vec![("beta", Value::Float(0.5))])).unwrap_err();
-        assert!(e.message.starts_with("unknown key for tcp newreno"), "{e}");
-    }
-}
+#[path = "mod_tests.rs"]
+mod tests;

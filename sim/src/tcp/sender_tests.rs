@@ -191,7 +191,7 @@ fn check_ecn_response(s: TcpSender) {
 
 #[test]
 fn ece_cuts_once_per_window_and_the_window_holds_through_cwr() {
-    for (name, sender) in [("sack", make("sack")), ("cubic, linux recovery", linux("cubic"))] {
+    for (name, sender) in [("sack", make("sack")), ("cubic_2622, linux recovery", linux("cubic_2622"))] {
         let mut s = sender;
         std::rc::Rc::make_mut(&mut s.core.p).ecn = true;
         s.core.st.ssthresh = 10.0; // congestion avoidance from the start
@@ -301,7 +301,7 @@ fn sack_repairs_three_losses_in_one_rtt_without_timeout() {
 
 #[test]
 fn linux_repairs_three_losses_in_one_rtt_from_the_scoreboard() {
-    for cc in ["newreno", "cubic"] {
+    for cc in ["newreno", "cubic_2622"] {
         let (retx, timeouts, _) = drive_timed(linux(cc), &[12, 15, 17], 60);
         assert_eq!(retx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![12, 15, 17], "{cc}: only the holes");
         assert_eq!(timeouts, 0, "{cc}");
@@ -313,7 +313,7 @@ fn linux_repairs_three_losses_in_one_rtt_from_the_scoreboard() {
 fn linux_enters_recovery_at_min_cwnd_and_leaves_at_ssthresh() {
     // Reno's min_cwnd: ssthresh / 2 = 10; CUBIC 2.1 has none: cwnd = ssthresh = 40 x 819 / 1024.
     // On leaving, a window below ssthresh is raised to it, but to at most in flight (0) + 3.
-    for (cc, in_recovery, after) in [("newreno", 10.0, 3.0), ("cubic", 31.0, 31.0)] {
+    for (cc, in_recovery, after) in [("newreno", 10.0, 3.0), ("cubic_2622", 31.0, 31.0)] {
         let mut s = linux(cc);
         let mut out = Vec::new();
         s.core.st.cwnd = 40.0;

@@ -104,6 +104,7 @@ pub static TOPOLOGY: UnionDef = UnionDef {
     default_tag: "dumbbell",
     variants: || TOPOLOGIES.iter().map(|e| &e.def).collect(),
     presets: &[],
+    renamed: &[],
 };
 
 /// The `topology` section of a run config.

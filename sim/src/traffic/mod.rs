@@ -38,6 +38,7 @@ pub static TRAFFIC: UnionDef = UnionDef {
     default_tag: "bulk",
     variants: || KINDS.iter().map(|e| &e.def).collect(),
     presets: &[],
+    renamed: &[],
 };
 
 /// One group of the `traffic` list.

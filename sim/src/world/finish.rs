@@ -282,6 +282,8 @@ impl World<'_> {
             short_afct_ms: short_fct.0,
             short_p99_fct_ms: short_fct.1,
             bottleneck_link: b as i64,
+            buffer_pkts: self.meters.start_buffer_pkts[b],
+            buffer_bytes: self.meters.start_buffer_bytes[b].map(|x| x as i64),
             bottleneck_arrivals: c.arrivals as i64,
             bottleneck_drops: c.drops as i64,
             bottleneck_early_drops: c.early_drops as i64,

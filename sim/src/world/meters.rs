@@ -39,6 +39,8 @@ pub(crate) struct Meters {
     pub modes_at_warm: Vec<[Time; MAX_MODES]>,
     /// Each topology link's buffer when the run starts (after a static rule or a policy's start).
     pub start_buffer_pkts: Vec<f64>,
+    /// Its byte limit then, for a byte-limited queue.
+    pub start_buffer_bytes: Vec<Option<u64>>,
     pub sample_interval: Time,
     pub last_sample: Time,
     pub ts: Vec<TimeseriesRow>,
@@ -65,6 +67,7 @@ impl Meters {
             rate_interval: vec![(0.0, 0); n_long],
             modes_at_warm: Vec::new(),
             start_buffer_pkts: Vec::new(),
+            start_buffer_bytes: Vec::new(),
             sample_interval: from_secs(cfg.sample_interval_s).max(1),
             last_sample: 0,
             ts: Vec::new(),

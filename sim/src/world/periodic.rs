@@ -47,7 +47,20 @@ impl World<'_> {
                 self.set_buffer(i, pkts);
             }
         }
-        self.meters.start_buffer_pkts = (0..self.net.links.len()).map(|i| self.capacity_pkts(i)).collect();
+        let n = self.net.links.len();
+        (self.meters.start_buffer_pkts, self.meters.start_buffer_bytes) = (vec![0.0; n], vec![None; n]);
+        for i in 0..n {
+            self.record_start_buffer(i);
+        }
+    }
+
+    /// Keeps link `link`'s buffer as it starts the run (the `links` and `summary` tables say it).
+    fn record_start_buffer(&mut self, link: usize) {
+        self.meters.start_buffer_pkts[link] = self.capacity_pkts(link);
+        self.meters.start_buffer_bytes[link] = match self.links[link].queue().expect("topology link").limit() {
+            Limit::Bytes(b) => Some(b),
+            Limit::Packets(_) => None,
+        };
     }
 
     fn capacity_pkts(&self, link: usize) -> f64 {
@@ -92,7 +105,7 @@ impl World<'_> {
             self.set_buffer(link, pkts);
         }
         if first {
-            self.meters.start_buffer_pkts[link] = self.capacity_pkts(link);
+            self.record_start_buffer(link);
         } else {
             self.record_control(k, &view);
         }

@@ -1,5 +1,5 @@
-//! CUBIC 2.1 (`cc = cubic`), as Linux 2.6.22.6's `tcp_cubic.c` in ns-2 2.35's TCP-Linux (not
-//! RFC 9438: beta 819/1024). Details: docs/tcp.md, `tcp/cubic.rs`.
+//! CUBIC 2.1 (`cc = cubic_2622`), as Linux 2.6.22.6's `tcp_cubic.c` in ns-2 2.35's TCP-Linux (not
+//! RFC 9438: beta 819/1024; that is `cubic_rfc9438`). Details: docs/tcp.md, `tcp/cubic_2622.rs`.
 
 use super::linux::{update_ack_ratio, LinuxCwnd, ACK_RATIO_SHIFT, BETA_SCALE, RECOMPUTE_S};
 use super::{Ack, AckEvent, LawEntry, LawFactory, TcpState, WindowLaw};
@@ -8,7 +8,7 @@ use crate::time::{to_secs, Time};
 
 crate::params! {
     /// CUBIC's constants (ns-2 2.35 TCP-Linux / Linux 2.6.22 defaults).
-    pub struct CubicParams as "CubicParams" {
+    pub struct Cubic2622Params as "Cubic2622Params" {
         /// Multiplicative decrease: the window kept after a loss (Linux 2.6.22: 819/1024).
         beta: f64 = 819.0 / 1024.0, unit "fraction", check float_in(0.01, 0.99);
         /// Cubic scaling constant C, in packets / s^3 (Linux bic_scale 41: 41 x 10 / 1024).
@@ -24,11 +24,11 @@ crate::params! {
 
 pub const ENTRY: LawEntry = LawEntry {
     def: VariantDef {
-        name: "cubic",
+        name: "cubic_2622",
         doc: "CUBIC 2.1 (Linux tcp_cubic.c as in ns-2 2.35 TCP-Linux): W(t) = C (t - K)^3 + W_max",
-        params: CubicParams::specs,
-        keys: CubicParams::KEYS,
-        normalize: normalize::<CubicParams>,
+        params: Cubic2622Params::specs,
+        keys: Cubic2622Params::KEYS,
+        normalize: normalize::<Cubic2622Params>,
     },
     factory,
     needs_ecn: false,
@@ -37,12 +37,12 @@ pub const ENTRY: LawEntry = LawEntry {
 };
 
 fn factory(v: &Value) -> LawFactory {
-    let p = CubicParams::parse(v).expect("validated");
-    Box::new(move || Cubic::new(p.clone()).into())
+    let p = Cubic2622Params::parse(v).expect("validated");
+    Box::new(move || Cubic2622::new(p.clone()).into())
 }
 
-pub struct Cubic {
-    p: CubicParams,
+pub struct Cubic2622 {
+    p: Cubic2622Params,
     beta: u32,
     /// Linux's beta_scale, 8 (1 + beta) / 3 / (1 - beta) in integers (23 for 819/1024).
     beta_scale: u32,
@@ -64,8 +64,8 @@ pub struct Cubic {
     delayed_ack: u32,
 }
 
-impl Cubic {
-    pub fn new(p: CubicParams) -> Self {
+impl Cubic2622 {
+    pub fn new(p: Cubic2622Params) -> Self {
         let beta = (p.beta * BETA_SCALE as f64).round() as u32;
         let beta_scale = 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta);
         let mut c = Self {
@@ -173,7 +173,7 @@ impl Cubic {
     }
 }
 
-impl WindowLaw for Cubic {
+impl WindowLaw for Cubic2622 {
     fn on_ack_event(&mut self, _st: &mut TcpState, ev: &AckEvent) {
         self.delayed_ack = update_ack_ratio(self.delayed_ack, ev);
     }
@@ -215,7 +215,7 @@ mod tests {
     fn after_a_loss_the_window_follows_the_cubic_and_k() {
         // An idle path, 100 ms RTT, one ACK per packet: W_max = 1000, then a loss.
         let mut st = TcpState::new(1000.0, 10.0, 1e6);
-        let mut law = Cubic::new(CubicParams::default());
+        let mut law = Cubic2622::new(Cubic2622Params::default());
         law.delay_min_s = 0.1;
         law.on_fast_retransmit(&mut st, 0);
         assert_eq!((st.ssthresh, st.cwnd), (799.0, 799.0), "1000 x 819 / 1024");
@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn fast_convergence_and_timeout_reset() {
         let mut st = TcpState::new(500.0, 10.0, 1e6);
-        let mut law = Cubic::new(CubicParams::default());
+        let mut law = Cubic2622::new(Cubic2622Params::default());
         law.last_max_cwnd = 600;
         law.on_fast_retransmit(&mut st, 0);
         assert_eq!(law.last_max_cwnd, 500 * (1024 + 819) / 2048, "below the last W_max: shrink it");
