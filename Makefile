@@ -26,6 +26,7 @@ $(STAMP): $(BIN)/python pyproject.toml $(RUST_SRC)
 	@echo "installing dependencies and building the Rust engine (about 3 minutes on 2 cores the first time)..."
 	$(BIN)/pip install -q -e '.[test$(EXTRAS)]'
 	$(BIN)/python -m sim.stubs  # sim/config.pyi, the type stub, from the engine's registries
+	cd sim && cargo build --release --quiet --bin bsw-delayline  # the kernel backend's delay line
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -67,6 +68,7 @@ bench: install
 	$(BIN)/python -m bench.precision
 	$(BIN)/python -m bench.coverage
 	$(BIN)/python -m bench.htsim
+	$(BIN)/python -m bench.kernel
 	tests/netns $(BIN)/python -m bench.cluster
 
 # Every paper reproduction at full size: reports/NAME.{md,png} (tests run reduced grids), with

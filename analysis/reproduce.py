@@ -41,6 +41,7 @@ from analysis.reproductions.enachescu import (  # noqa: E402
     enachescu_fig2b,
     enachescu_fig3b,
 )
+from analysis.reproductions.kernel_vs_engine import kernel_vs_engine  # noqa: E402
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer  # noqa: E402
 from analysis.reproductions.modern_backends import modern_backends  # noqa: E402
 from analysis.reproductions.phase_effects import phase_effects  # noqa: E402
@@ -143,6 +144,9 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         phase_effects, "Floyd and Jacobson 1992", "phase effects: fairness and loss vs the senders' send jitter"
     ),
     "dick_ns3": Reproduction(dick_ns3, "Dick 2005; ns-3 3.44", "Dick's 0.5x rows with ns-3's TCP rules vs ns-3"),
+    "kernel_vs_engine": Reproduction(
+        kernel_vs_engine, "Linux's own TCP (issue 71)", "the engine's cubic, reno_linux and bbr vs this host's kernel"
+    ),
     "atlas": Reproduction(atlas, "Appenzeller 2004; Enachescu 2006; Dick 2005; Spang 2021", "the buffer atlas, small"),
     "atlas_slices": Reproduction(
         atlas_slices, "Dick 2005; Appenzeller 2004", "the atlas's Dick and Appenzeller slices vs their reproductions"

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cluster import auth
-from sweeps.raycfg import LOCAL_CLUSTER_DIR, cluster_env
+from sweeps.raycfg import LOCAL_CLUSTER_DIR, TESTBED_RESOURCE, cluster_env
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_STATE_DIR = LOCAL_CLUSTER_DIR
@@ -149,6 +149,7 @@ def _node_args(i: int, temp_dir: Path, cpus: int, memory_gb: float, store_mb: in
         f"--dashboard-agent-listen-port={AGENT_PORT_BASE + i}",
         f"--metrics-export-port={METRICS_PORT_BASE + i}",
         f"--runtime-env-agent-port={RUNTIME_ENV_PORT_BASE + i}",
+        f'--resources={{"{TESTBED_RESOURCE}": 1}}',  # one kernel run at a time a node (sweeps/backends/kernel.py)
     ]
 
 

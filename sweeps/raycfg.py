@@ -19,6 +19,10 @@ from typing import Any
 
 from sweeps.errors import exit_usage
 
+TESTBED_RESOURCE = "kernel_testbed"
+"""A node's one real-time testbed (the kernel backend's): a Ray resource of 1 on every node, so
+that two kernel runs never share a machine's CPUs and distort each other's timing."""
+
 EMBEDDED_AUTH_MODE = "disabled"
 LOCAL_CLUSTER_DIR = Path(__file__).resolve().parent.parent / ".cluster"
 """`python -m cluster up`'s default state folder; its token is TOKEN_FILE in it."""
@@ -121,6 +125,7 @@ def init_kwargs(ray_cfg: dict[str, Any]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"log_to_driver": True, "include_dashboard": False, "logging_level": "WARNING"}
     if ray_cfg.get("num_cpus"):
         kwargs["num_cpus"] = ray_cfg["num_cpus"]
+    kwargs["resources"] = {TESTBED_RESOURCE: 1}
     # Workers import the project from its source tree (editable install) on this machine; a
     # cluster gets it through the job's working_dir (cluster/submit.py).
     return kwargs

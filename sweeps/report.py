@@ -180,6 +180,18 @@ def summary(console: Console, store: Store, sweep_id: str, counts: Counts, inter
         for r in failed:
             point = " ".join(o for o in r["overrides"].split() if o.lstrip("+").split("=")[0] in swept)
             console.print(f"  failed: {point or r['overrides']}: {r['error']}")
+    suspect = [
+        r
+        for r in store.read("runs", sweep_id, columns=["overrides", "timing_suspect"]).to_pylist()
+        if r["timing_suspect"]
+    ]
+    if suspect:  # a real-time testbed's runs (the kernel backend) whose own timing erred
+        console.print(
+            f"  timing suspect in {len(suspect)} runs (their rows' timing_suspect; docs/kernel.md): "
+            f"{suspect[0]['overrides']}: {suspect[0]['timing_suspect']}",
+            markup=False,
+            highlight=False,
+        )
     if counts.total == 1 and counts.ok + counts.cached == 1:
         one_run_table(console, store, sweep_id)
     console.print(f'results: {store.root}  ({python_cmd()} -m analysis sql "SELECT ... FROM runs")')

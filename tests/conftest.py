@@ -93,6 +93,7 @@ def ray_head(tmp_path_factory):
             "--include-dashboard=false",
             "--object-store-memory=200000000",
             "--memory=2000000000",
+            '--resources={"kernel_testbed": 1}',
         ],
         env=env,
         stdout=log,

@@ -26,11 +26,19 @@ METRICS = {
 
 
 def points(
-    con: Any, name: str, keys: Sequence[str], ns3_version: str, metrics: dict[str, str] = METRICS, table: str = "runs"
+    con: Any,
+    name: str,
+    keys: Sequence[str],
+    ns3_version: str,
+    metrics: dict[str, str] = METRICS,
+    table: str = "runs",
+    other: str = "ns3",
+    check: Any = None,
 ) -> dict[tuple, dict[str, dict[str, float]]]:
     """Per point (`keys`, config columns), per backend, the seed means of `metrics` over the seeds
-    both backends ran (ns-3's runs of `ns3_version` only: the scenario's digest is in it), and
-    under "check" the point's `verdicts`; `table`: runs, or a view of them with more columns."""
+    both backends ran (the `other` backend's runs of `ns3_version` only: the scenario's digest is
+    in it), and under "check" the point's `check(engine, other)` (`verdicts`); `table`: runs, or a
+    view of them with more columns."""
     cols = ", ".join(keys)
     aggs = ", ".join(f"{sql} AS {k}" for k, sql in metrics.items())
     rows = con.execute(
@@ -47,7 +55,7 @@ def points(
         out.setdefault(key, {})[backend] = dict(zip(metrics, values))
     paired = {k: v for k, v in out.items() if len(v) == 2}
     for by in paired.values():
-        by["check"] = verdicts(by["engine"], by["ns3"])  # once per point: rows, reading and groups read it
+        by["check"] = (check or verdicts)(by["engine"], by[other])  # once per point: rows, reading and groups read it
     return paired
 
 

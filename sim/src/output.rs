@@ -288,6 +288,18 @@ crate::table! {
         mean_queue_delay_ms_halfwidth: Option<f64>, unit "ms";
         /// The batch means behind that interval.
         mean_queue_delay_ms_batches: Option<i64>, unit "count";
+        /// A real-time testbed's own error (the kernel backend; NULL for a simulator): the median
+        /// lateness of its delay line's releases past their due time.
+        emulation_lateness_p50_us: Option<f64>, unit "us";
+        /// The 99th percentile of that lateness.
+        emulation_lateness_p99_us: Option<f64>, unit "us";
+        /// Its largest.
+        emulation_lateness_max_us: Option<f64>, unit "us";
+        /// The rate the testbed's bottleneck gave while it had a backlog, over the configured one.
+        emulation_rate_ratio: Option<f64>, unit "1";
+        /// Why the testbed's timing is suspect (lateness p99 over a tenth of a bottleneck packet's
+        /// time, or the rate off by more than 1%); NULL when it is not, or for a simulator.
+        timing_suspect: Option<String>, unit "";
     }
 }
 

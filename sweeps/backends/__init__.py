@@ -1,12 +1,12 @@
-"""Simulator backends: the same config run on our engine, on ns-2 or on ns-3 (`backend=` in a
-sweep). One module each (see `base.Backend`) and one line here."""
+"""Simulator backends: the same config run on our engine, on ns-2, on ns-3, or on this host's
+Linux TCP in real time (`backend=` in a sweep). One module each (see `base.Backend`) and one line here."""
 
 from __future__ import annotations
 
-from sweeps.backends import engine, ns2, ns3
+from sweeps.backends import engine, kernel, ns2, ns3
 from sweeps.backends.base import Backend, BackendResult
 
-BACKENDS: dict[str, Backend] = {b.name: b for b in (engine.BACKEND, ns2.BACKEND, ns3.BACKEND)}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (engine.BACKEND, ns2.BACKEND, ns3.BACKEND, kernel.BACKEND)}
 DEFAULT = "engine"
 
 

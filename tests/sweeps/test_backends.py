@@ -29,9 +29,9 @@ NO_NS3 = pytest.mark.skipif(ns3.missing() is not None, reason="ns-3 not installe
 
 
 def test_the_registry_names_every_backend_and_refuses_others():
-    assert list(BACKENDS) == ["engine", "ns2", "ns3"]
+    assert list(BACKENDS) == ["engine", "ns2", "ns3", "kernel"]
     assert all(b.name == name and b.install and b.resources.get("num_cpus") == 1 for name, b in BACKENDS.items())
-    with pytest.raises(ValueError, match=r"^backend: unknown backend 'ns4'; allowed: engine, ns2, ns3$"):
+    with pytest.raises(ValueError, match=r"^backend: unknown backend 'ns4'; allowed: engine, ns2, ns3, kernel$"):
         get("ns4")
     assert get("engine").version() == sim.ENGINE_VERSION and get("engine").missing() is None
 

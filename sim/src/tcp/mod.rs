@@ -688,8 +688,34 @@ pub static TCP: UnionDef = UnionDef {
         },
         PresetDef {
             name: "bbr",
-            doc: "BBR v1 (Linux tcp_bbr.c) pacing at its model's rate, with RACK-TLP (as Linux runs it)",
-            set: &[("cc", Str("bbr")), ("recovery", Str("rack_tlp")), ("release", Str("paced"))],
+            doc: "BBR v1 as Linux runs it (tcp_bbr.c): pacing at its model's rate, RACK-TLP, and Linux's \
+                  settings as the cubic preset's (initial window 10, min RTO 200 ms, delayed ACKs at 40 ms, \
+                  RTT measured exactly)",
+            set: &[
+                ("cc", Str("bbr")),
+                ("recovery", Str("rack_tlp")),
+                ("release", Str("paced")),
+                ("init_cwnd_pkts", Num(10.0)),
+                ("min_rto_ms", Num(200.0)),
+                ("tick_ms", Num(0.0)),
+                ("delayed_ack", Bool(true)),
+                ("delack_ms", Num(40.0)),
+            ],
+        },
+        PresetDef {
+            name: "reno_linux",
+            doc: "Reno's AIMD window as Linux runs it (the kernel's reno module): RACK-TLP with PRR and \
+                  Linux's settings as the cubic preset's",
+            set: &[
+                ("cc", Str("newreno")),
+                ("recovery", Str("rack_tlp")),
+                ("release", Str("window")),
+                ("init_cwnd_pkts", Num(10.0)),
+                ("min_rto_ms", Num(200.0)),
+                ("tick_ms", Num(0.0)),
+                ("delayed_ack", Bool(true)),
+                ("delack_ms", Num(40.0)),
+            ],
         },
         PresetDef {
             name: "paced",

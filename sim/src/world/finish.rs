@@ -307,6 +307,11 @@ impl World<'_> {
             mean_queue_pkts_batches: None,
             mean_queue_delay_ms_halfwidth: None,
             mean_queue_delay_ms_batches: None,
+            emulation_lateness_p50_us: None,
+            emulation_lateness_p99_us: None,
+            emulation_lateness_max_us: None,
+            emulation_rate_ratio: None,
+            timing_suspect: None,
         }
     }
 }
