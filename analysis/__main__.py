@@ -272,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--tracking-uri", help="default: $MLFLOW_TRACKING_URI, else the project's mlflow.db")
     k.add_argument("--repair", action="store_true", help="delete incomplete and duplicated child runs, log missing")
     k.set_defaults(fn=cmd_check)
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if extra and hasattr(args, "overrides") and all("=" in e and not e.startswith("-") for e in extra):
+        args.overrides += extra  # key=value after an option (`atlas query ... --format json results_dir=r`)
+    elif extra:
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     return args.fn(args)
 
 

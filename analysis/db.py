@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from analysis.atlas_schema import ATLAS_SCHEMA
+from analysis.atlas_schema import ATLAS_SCHEMA, atlas_files
 from sweeps.backends.base import CONTRACT_VERSION
 from sweeps.store import MEMBERS, MEMBERS_SCHEMA, POINTS, POINTS_SCHEMA, SCHEMAS, TABLES, Store
 
@@ -142,9 +142,9 @@ def connect(
 
 
 def _atlas_view(con: duckdb.DuckDBPyConnection, results_dir: str | Path) -> None:
-    """`atlas`: every built atlas's answers (`python -m analysis atlas build`), one file each."""
-    local = "://" not in str(results_dir)
-    files = sorted(f for f in Path(results_dir).glob("atlas/*.parquet") if not f.name.startswith(".")) if local else []
+    """`atlas`: every built atlas's answers (`python -m analysis atlas build`), one file each, and
+    the shipped ones of names not built (`atlas_files`)."""
+    files = atlas_files(results_dir)
     if files:
         listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
         con.execute(f"CREATE VIEW atlas AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")

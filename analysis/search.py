@@ -46,6 +46,9 @@ class Search:
     """Packets the search's probes simulated."""
     seed_values: dict[int, list[float]] = field(default_factory=dict)
     """buffer -> its probe's utilization per seed (the mean of which is `probes`)."""
+    one_seed: int | None = None
+    """The seed every probe ran on, when its intervals are one run's own (a precision without
+    replications): they cover that seed's RTTs and start times, not the spread across seeds."""
 
     @property
     def done(self) -> bool:
@@ -70,13 +73,19 @@ class Search:
             self.unreachable = f"the run at {buffer_pkts:,} packets failed"
         elif abs(utilization - target) <= halfwidth and not (utilization >= target and halfwidth == 0):
             known = f"between {self.lo + 1:,} and {self.hi:,}" if self.verified else f"above {max(self.lo, 0):,}"
+            known += " packets"
+            if self.one_seed is not None:  # issue 70: no bracket narrower than its replications support
+                known += (
+                    f" for seed {self.one_seed}'s draw of RTTs and start times; across seeds it is not known "
+                    "(precision.max_seeds=10 decides by replications)"
+                )
             at = f"utilization {utilization:.4f}"
             said = (
                 f"{at} ± {halfwidth:.4f} at {buffer_pkts:,} packets holds the target {target}"
                 if math.isfinite(halfwidth)
                 else f"{at} at {buffer_pkts:,} packets has no interval (its batch means stayed correlated to its cap)"
             )
-            self.undecidable = f"{said}; the minimum is {known} packets"
+            self.undecidable = f"{said}; the minimum is {known}"
         elif not self.verified:
             if utilization >= target:
                 self.verified = True
@@ -169,5 +178,6 @@ def min_buffer_search(
 
     why = unreachable or [None] * len(points)
     top = caps or [MAX_BUFFER_GROWTH * h for h in hi]
-    searches = [Search(p, -1, h, cap=c, unreachable=w) for p, h, c, w in zip(points, hi, top, why)]
+    one = seeds[0] if precision is not None and int(precision.get("max_seeds") or 1) == 1 and len(seeds) == 1 else None
+    searches = [Search(p, -1, h, cap=c, unreachable=w, one_seed=one) for p, h, c, w in zip(points, hi, top, why)]
     return bisect(searches, target, seeds, on_ray, progress)

@@ -15,7 +15,7 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -344,10 +344,17 @@ def _check_services(s: dict[str, Any], inline: bool) -> None:
         check_mlflow(tracking_uri(s["mlflow"]["tracking_uri"]))
 
 
-def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False, quiet: bool = False) -> list:
+def run_sweep(
+    grid: JobSource,
+    config: DictConfig,
+    inline: bool = False,
+    quiet: bool = False,
+    watch: Callable[[Counts], None] | None = None,
+) -> list:
     """Runs the grid: validated, then stored and logged (see the module's comment). `quiet`: no
     progress or summary on stderr (a search that runs sweeps says what it waits for itself);
-    errors still print."""
+    errors still print. `watch(counts)` gets the sweep's live counts once planned, for a caller's
+    own progress line to read."""
     s = _settings(config)
     console = Console(stderr=True, soft_wrap=True, quiet=quiet)
     n = len(grid)
@@ -382,7 +389,7 @@ def run_sweep(grid: JobSource, config: DictConfig, inline: bool = False, quiet: 
             )
         started: dict[str, Any] = {}  # what _run_locked set up that must be ended on an error
         try:
-            return _run_locked(grid, s, store, run_ids, console, inline, started)
+            return _run_locked(grid, s, store, run_ids, console, inline, started, watch)
         except OSError as e:  # writing results failed mid-sweep: no space, a vanished mount, ...
             _end_after_error(started)
             exit_failure(
@@ -564,6 +571,7 @@ def _run_locked(
     console: Console,
     inline: bool,
     started: dict[str, Any],
+    watch: Callable[[Counts], None] | None = None,
 ) -> list:
     """The sweep proper, with the results_dir's writer lock held."""
     n = len(grid)
@@ -575,6 +583,8 @@ def _run_locked(
         mrip = Mrip(grid, run_ids, {} if s.get("force") else stored_values(store, run_ids))
         counts = Counts(mrip.planned())
         counts.cached = mrip.cached
+    if watch is not None:
+        watch(counts)
     store.write_members(sweep_id, name, run_ids, append=getattr(grid, "search", None) is not None)
     tracker = None
     # A fully cached sweep too, if it stored runs of its own: MLflow may lack what a crash left out.

@@ -1,2 +1,5 @@
-"""The buffer atlas (issue 59): every cell's minimum buffer for each utilization target, stored as
-one table, queried, judged against the classic rules and drawn (docs/atlas.md)."""
+"""The buffer atlas (docs/atlas.md): `query(...)` answers a point from a built or shipped atlas."""
+
+from analysis.atlas.lookup import query
+
+__all__ = ["query"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.atlas.probes import METRICS, Asked, measure
-from analysis.atlas.search import Answer, Probe, decided, next_buffer
+from analysis.atlas.search import CONFIDENCE, Answer, Ask, Probe, step
 from analysis.atlas.spec import AtlasSpec, Cell
 
 MAX_ROUNDS = 64
@@ -22,10 +22,24 @@ class CellState:
     cell: Cell
     start: int
     cap: int
+    runs: dict[int, dict[int, dict[str, float] | None]] = field(default_factory=dict)
+    """buffer -> seed -> the run's metrics (None: it failed)."""
     probes: dict[int, Probe] = field(default_factory=dict)
+    """buffer -> its probe over the seeds run (`probe_of`)."""
 
-    def wanted(self, targets: list[float]) -> set[int]:
-        return {b for t in targets if (b := next_buffer(self.probes, t, self.start, self.cap)) is not None}
+    def asks(self, spec: AtlasSpec) -> dict[int, int]:
+        """buffer -> the seeds each target's search wants there next (none: every target decided)."""
+        out: dict[int, int] = {}
+        for t in spec.targets:
+            far = spec.far if spec.decide == "interval" else None
+            got = step(self.probes, t, self.start, self.cap, spec.seed_range(), far)
+            if isinstance(got, Ask):
+                out[got.buffer_pkts] = max(out.get(got.buffer_pkts, 0), got.seeds)
+        return out
+
+    def record(self, spec: AtlasSpec, buffer_pkts: int, seed: int, metrics: dict[str, float] | None) -> None:
+        self.runs.setdefault(buffer_pkts, {})[seed] = metrics
+        self.probes[buffer_pkts] = probe_of(spec, self.runs[buffer_pkts])
 
 
 @dataclass
@@ -33,7 +47,9 @@ class BuildStats:
     cells: int = 0
     rounds: int = 0
     probes: int = 0
-    """Distinct (cell, buffer) probes the searches asked for (each run once per seed)."""
+    """Distinct (cell, buffer) probes the searches asked for."""
+    runs: int = 0
+    """Runs (a probe's seeds) the searches asked for, stored or not."""
     runs_new: int = 0
     """Runs simulated by this build; the others were stored already."""
     packets: int = 0
@@ -41,39 +57,49 @@ class BuildStats:
 
 
 def search(
-    spec: AtlasSpec, progress: Callable[[int, int, int, BuildStats], None] | None = None
+    spec: AtlasSpec,
+    progress: Callable[[int, int, int, BuildStats], None] | None = None,
+    watch: Callable[[Any], None] | None = None,
 ) -> tuple[list[CellState], BuildStats]:
     """Rounds until every cell's every target is decided (or MAX_ROUNDS); `progress(round, cells
-    decided, cells, stats so far)` before each round."""
+    decided, cells, stats so far)` before each round; `watch` gets each round's sweep counts
+    (`sweeps.launch.run_sweep`). A round runs every cell's asked probes' missing seeds as one
+    sweep."""
     t0 = time.monotonic()
     states = [CellState(c, spec.first_guess(c), spec.cap(c)) for c in spec.cells()]
     stats = BuildStats(cells=len(states))
     bases: dict[tuple[str, ...], dict[str, Any]] = {}
     stored_ok: set[str] = set()
     for round_no in range(1, MAX_ROUNDS + 1):
-        wanted = [(s, b) for s in states for b in sorted(s.wanted(spec.targets))]
+        wanted = [(s, asks) for s in states if (asks := s.asks(spec))]
         if not wanted:
             break
         if progress:
-            progress(round_no, sum(not s.wanted(spec.targets) for s in states), len(states), stats)
-        asked: list[Asked] = [(s.cell, b, seed) for s, b in wanted for seed in spec.seeds]
-        got, new, packets = measure(spec, asked, bases, stored_ok)
-        n = len(spec.seeds)
-        for k, (s, b) in enumerate(wanted):
-            s.probes[b] = mean_probe(got[k * n : (k + 1) * n])
-        stats.rounds, stats.probes = round_no, stats.probes + len(wanted)
+            progress(round_no, len(states) - len(wanted), len(states), stats)
+        owners = [(s, b, seed) for s, asks in wanted for b, n in sorted(asks.items()) for seed in spec.seeds[:n]]
+        owners = [(s, b, seed) for s, b, seed in owners if seed not in s.runs.get(b, {})]
+        asked: list[Asked] = [(s.cell, b, seed) for s, b, seed in owners]
+        got, new, packets = measure(spec, asked, bases, stored_ok, watch=watch)
+        for (s, b, seed), metrics in zip(owners, got):
+            s.record(spec, b, seed, metrics)
+        stats.rounds, stats.runs = round_no, stats.runs + len(asked)
         stats.runs_new, stats.packets = stats.runs_new + new, stats.packets + packets
+        stats.probes = sum(len(s.probes) for s in states)
     stats.wall_s = time.monotonic() - t0
     return states, stats
 
 
-def mean_probe(probes: list[Probe]) -> Probe:
-    """The mean over seeds (NaN if any seed's run failed); one seed keeps its interval."""
-    if any(math.isnan(p.utilization) for p in probes):
-        return Probe(math.nan)
-    n = len(probes)
-    metrics = {m: _mean([p.metrics.get(m) for p in probes]) for m in METRICS}
-    return Probe(metrics["utilization"] or 0.0, probes[0].halfwidth if n == 1 else 0.0, metrics)
+def probe_of(spec: AtlasSpec, runs: dict[int, dict[str, float] | None]) -> Probe:
+    """A buffer's probe over its seeds: NaN if any failed; the means of every metric, and under
+    `decide: interval` the 95% t interval of utilization across two or more seeds."""
+    from sim._core import t_interval
+
+    if any(m is None for m in runs.values()):
+        return Probe(math.nan, None, len(runs))
+    values = [m["utilization"] for m in runs.values()]
+    metrics = {k: _mean([m.get(k) for m in runs.values()]) for k in METRICS}
+    iv = t_interval(values, CONFIDENCE) if spec.decide == "interval" and len(values) > 1 else None
+    return Probe(metrics["utilization"] or 0.0, iv[1] if iv else None, len(values), metrics)
 
 
 def _mean(values: list[Any]) -> float | None:
@@ -86,6 +112,8 @@ def answers(spec: AtlasSpec, states: list[CellState]) -> list[tuple[CellState, f
     out = []
     for s in states:
         for t in spec.targets:
-            a = decided(s.probes, t, s.cap) or Answer(None, 0, None, ["undecided"], f"not decided in {MAX_ROUNDS}")
+            a = step(s.probes, t, s.start, s.cap, spec.seed_range())
+            if isinstance(a, Ask):
+                a = Answer(None, 0, None, ["undecided"], f"not decided in {MAX_ROUNDS} rounds")
             out.append((s, t, a))
     return out

@@ -48,26 +48,31 @@ def build(args: list[str]) -> int:
 
     def progress(round_no: int, decided: int, total: int, stats: Any) -> None:
         now.update({"round": round_no, "decided": decided, "total": total, "stats": stats, "at": time.monotonic()})
+        now["counts"] = None
 
     def describe() -> str:
-        st = now["stats"]
+        st, counts, running = now["stats"], now.get("counts"), time.monotonic() - now["at"]
         done = f", {st.probes} probes, {st.runs_new} runs simulated, {st.packets:.3g} packets" if st else ""
+        runs = ""
+        if counts is not None:  # the round's sweep: its runs so far, and when it should end
+            finished = counts.ok + counts.failed
+            eta = eta_text(running, finished, counts.total - counts.cached)
+            runs = f": {finished + counts.cached} of {counts.total} runs, {eta} for the round"
         return (
-            f"atlas {spec.name}: round {now['round']} running ({clock(time.monotonic() - now['at'])}), "
-            f"{now['decided']} of {now['total']} cells decided{done}, "
-            f"{eta_text(time.monotonic() - beat.t0, now['decided'], now['total'])}"
+            f"atlas {spec.name}: round {now['round']} ({clock(running)}{runs}), "
+            f"{now['decided']} of {now['total']} cells decided{done}"
         )
 
-    with (beat := Heartbeat(console, describe)), atlas_ray(spec):
-        states, stats = search(spec, progress)
+    with Heartbeat(console, describe), atlas_ray(spec):
+        states, stats = search(spec, progress, watch=lambda counts: now.update(counts=counts))
     answered = answers(spec, states)
     table = rows(spec, answered)
     path = write(spec.results_dir, spec.name, table)
-    outputs = publish(spec, table)
+    outputs = publish(spec, table, states)
     flagged = sum(1 for _, _, a in answered if a.flags)
     print(
-        f"atlas {spec.name}: {stats.cells} cells, {stats.rounds} rounds, {stats.probes} probes "
-        f"({stats.runs_new} runs simulated now, {stats.packets:.3g} packets), {stats.wall_s:.0f} s; "
+        f"atlas {spec.name}: {stats.cells} cells, {stats.rounds} rounds, {stats.probes} probes, {stats.runs} runs "
+        f"({stats.runs_new} simulated now, {stats.packets:.3g} packets), {stats.wall_s:.0f} s; "
         f"{flagged} of {len(answered)} answers flagged -> {path}"
     )
     for out in outputs:
@@ -79,7 +84,7 @@ def add_parsers(sub: Any) -> None:
     """`atlas build|estimate|query|check`, each with its own help naming its keys (from the
     modules that read them)."""
     from analysis.atlas.check import OWN
-    from analysis.atlas.query import KEYS
+    from analysis.atlas.lookup import KEYS
     from analysis.atlas.spec import AXES, CONF_DIR, SETTINGS
 
     presets = ", ".join(sorted(p.stem for p in (CONF_DIR / "atlas").glob("*.yaml")))
@@ -100,17 +105,19 @@ def add_parsers(sub: Any) -> None:
             "query tcp=cubic queue=droptail flows=300 core_mbps=1000 rtt_ms=80 target=0.95",
         ),
         "check": (
-            "spot checks: random cells of a built atlas searched again by min-buffer on new seeds",
+            "random cells of a built atlas: their brackets' ends probed again by long runs on new seeds",
             f"keys: {', '.join(f'{k}=' for k in OWN)} (whole numbers), and {spec_keys}",
         ),
     }
     for action, (summary, keys) in helps.items():
         a = actions.add_parser(action, help=summary, description=f"{summary}. {keys}")
         a.add_argument("overrides", nargs="*", metavar="key=value", help="see above")
-        a.set_defaults(fn=lambda args, action=action: main(action, args.overrides))
+        if action == "query":
+            a.add_argument("--format", choices=("text", "json"), default="text", help="json: for scripts")
+        a.set_defaults(fn=lambda args, action=action: main(action, args.overrides, getattr(args, "format", "text")))
 
 
-def main(action: str, args: list[str]) -> int:
+def main(action: str, args: list[str], fmt: str = "text") -> int:
     if action == "build":
         return build(args)
     if action == "estimate":
@@ -122,6 +129,6 @@ def main(action: str, args: list[str]) -> int:
         from analysis.atlas.check import main as check
 
         return check(args)
-    from analysis.atlas.query import main as query
+    from analysis.atlas.lookup import main as query
 
-    return query(args)
+    return query(args, fmt)

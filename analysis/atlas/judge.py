@@ -13,10 +13,11 @@ from analysis.atlas_schema import RULES
 
 
 def judged(rows: list[dict[str, Any]], rule: str) -> tuple[list[dict[str, Any]], list[float]]:
-    """The answered rows where `rule` applies, and rule / B_min where it is safe (>= B_min)."""
-    cells = [r for r in rows if r["min_buffer_pkts"] and r[f"rule_{rule}_pkts"]]
+    """The answered rows where `rule` applies, and rule / B_min where it is safe: at or above the
+    answer's bracket (its hi_pkts, which surely meets the target), not merely above the point."""
+    cells = [r for r in rows if r["min_buffer_pkts"] and r["hi_pkts"] and r[f"rule_{rule}_pkts"]]
     col = f"rule_{rule}_pkts"
-    return cells, [r[col] / r["min_buffer_pkts"] for r in cells if r[col] >= r["min_buffer_pkts"]]
+    return cells, [r[col] / r["min_buffer_pkts"] for r in cells if r[col] >= r["hi_pkts"]]
 
 
 def verdicts(rows: list[dict[str, Any]]) -> dict[tuple[str, float], dict[str, float]]:

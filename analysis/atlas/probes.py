@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
 
-from analysis.atlas.search import Probe
+from analysis.atlas.cycle import length
 from analysis.atlas.spec import AtlasSpec, Cell
 from sweeps.api import compose_config
 from sweeps.grid import set_path
@@ -42,7 +41,12 @@ class AtlasJobs:
 
     def overrides(self, asked: Asked) -> dict[str, Any]:
         cell, buffer_pkts, seed = asked
-        return {**self.spec.point(cell), "buffer_pkts": buffer_pkts, "seed": seed}
+        return {
+            **self.spec.point(cell),
+            **length(self.spec, cell, buffer_pkts),
+            "buffer_pkts": buffer_pkts,
+            "seed": seed,
+        }
 
     def job(self, asked: Asked) -> dict[str, Any]:
         job = dict(self._bases[tuple(self.spec.groups(asked[0]))])
@@ -52,7 +56,7 @@ class AtlasJobs:
 
     def jobs(self) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
         for i, a in enumerate(self.asked):
-            shown = [*self.spec.groups(a[0]), *(f"{k}={v}" for k, v in self.overrides(a).items() if k != "traffic")]
+            shown = [*self.spec.groups(a[0]), *(f"{k}={v}" for k, v in self.overrides(a).items() if k in SHOWN)]
             yield i, shown, self.job(a)
 
     def swept(self) -> dict[str, list[Any]]:
@@ -75,13 +79,27 @@ def composed(overrides: tuple[str, ...]) -> dict[str, Any]:
     return container
 
 
+SHOWN = ("flows", "core_mbps", "rtt_ms", "rtt_spread_ms", "queue.k_pkts", "buffer_pkts", "seed", "duration_s")
+"""A probe's keys in its stored `overrides` (its length and precision keys are in its config)."""
+
+
 def sweep_keys(spec: AtlasSpec) -> list[str]:
-    return [f"results_dir={spec.results_dir}", f"name=atlas_{spec.name}"]
+    """Every probe's sweep keys: stored in the atlas's sweep, and logged to MLflow by the atlas
+    itself, one run a cell (`publish`), not one a probe (5,388 probes took 850 MB of MLflow)."""
+    return [f"results_dir={spec.results_dir}", f"name=atlas_{spec.name}", "mlflow.enabled=false"]
 
 
-def measure(spec: AtlasSpec, asked: list[Asked], bases: dict, stored_ok: set[str]) -> tuple[list[Probe], int, int]:
-    """Runs what is not stored yet; returns each asked probe's metrics (NaN utilization if its run
-    failed), the probes actually run and the packets they simulated."""
+def measure(
+    spec: AtlasSpec,
+    asked: list[Asked],
+    bases: dict,
+    stored_ok: set[str],
+    quiet: bool = True,
+    watch: Callable[[Any], None] | None = None,
+) -> tuple[list[dict[str, float] | None], int, int]:
+    """Runs what is not stored yet (`quiet`: without the sweep's own progress, the build's says
+    more; `watch`: its live counts); returns each asked run's metrics (None if it failed), the runs actually simulated
+    and the packets they simulated."""
     from analysis.db import connect
     from sweeps.launch import run_sweep
 
@@ -89,7 +107,7 @@ def measure(spec: AtlasSpec, asked: list[Asked], bases: dict, stored_ok: set[str
     run_ids = grid.run_ids()
     unknown = [r for r in run_ids if r not in stored_ok]
     if unknown and Path(spec.results_dir).is_dir():  # stored by an earlier build: not run again
-        done = connect(spec.results_dir).execute(
+        done = connect(spec.results_dir, documented=False).execute(
             "SELECT DISTINCT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'", [unknown]
         )
         stored_ok |= {r[0] for r in done.fetchall()}
@@ -97,26 +115,19 @@ def measure(spec: AtlasSpec, asked: list[Asked], bases: dict, stored_ok: set[str
     if new:
         cfg = compose_config([*spec.base, *spec.groups(asked[0][0]), *sweep_keys(spec)])
         try:
-            run_sweep(grid, cfg, quiet=True)
+            run_sweep(grid, cfg, quiet=quiet, watch=watch)
         except SystemExit as e:
             if e.code not in (0, 1, None):  # 1: some runs failed, and they read as NaN below
                 raise
-    cols = ", ".join((*METRICS, "utilization_halfwidth", "pkts_per_s * wall_s"))
-    rows = connect(spec.results_dir).execute(
+    cols = ", ".join((*METRICS, "pkts_per_s * wall_s"))
+    rows = connect(spec.results_dir, documented=False).execute(
         f"SELECT run_id, {cols} FROM runs WHERE run_id IN (SELECT unnest(?)) AND status = 'ok'", [run_ids]
     )
     got = {r[0]: r[1:] for r in rows.fetchall()}
     stored_ok |= set(got)
-    probes = []
-    for rid in run_ids:
-        row = got.get(rid)
-        if row is None:
-            probes.append(Probe(math.nan))
-            continue
-        values = dict(zip(METRICS, row))
-        probes.append(Probe(float(row[0]), float(row[len(METRICS)] or 0.0), values))
+    out = [None if got.get(rid) is None else dict(zip(METRICS, got[rid])) for rid in run_ids]
     packets = sum(int(got[r][-1] or 0) for r in new if r in got)
-    return probes, len(new), packets
+    return out, len(new), packets
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 
-from analysis.atlas.spec import AtlasSpec, Cell
+from analysis.atlas.spec import Cell
 from analysis.rules import bdp_pkts, dick_newreno_pkts, enachescu_pkts, stanford_pkts
 
 NEWRENO = ("reno", "newreno")
@@ -48,20 +48,3 @@ def rules(pkt: int, cell: Cell, target: float) -> dict[str, float | None]:
     if paced and 0 < target < 1:
         out["enachescu"] = enachescu_pkts(max(2.0, 2 * bdp / cell.flows), math.sqrt(target), math.sqrt(target))
     return {k: (None if v is None or not math.isfinite(v) else v) for k, v in out.items()}
-
-
-CUBIC_C = 0.4
-"""RFC 9438's C (segments / s^3)."""
-
-
-def cycle_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float | None:
-    """One loss cycle of a loss-based sender at `buffer_pkts`, in seconds: with W = (BDP + B) / N a
-    flow's window at a loss, W/2 RTTs for NewReno (half the window back at a packet a round trip),
-    RFC 9438's K = cbrt(W (1 - beta) / C) for CUBIC; None for the others."""
-    cc, beta, _ = sender(cell.tcp)
-    w = (spec.bdp(cell) + buffer_pkts) / cell.flows
-    if cc in NEWRENO:
-        return w / 2 * cell.rtt_ms / 1e3
-    if cc.startswith("cubic") and beta:
-        return (w * (1 - beta) / CUBIC_C) ** (1 / 3)
-    return None

@@ -20,7 +20,36 @@ from sweeps.precheck import CONF_DIR
 AXES = ("tcp", "queue", "flows", "core_mbps", "rtt_ms", "traffic")
 """A cell's coordinates; `traffic` (a mix beside the long flows) is optional."""
 NUMERIC = ("flows", "core_mbps", "rtt_ms")
-SETTINGS = ("targets", "seeds", "max_bdp", "duration_rtts", "min_duration_s", "warmup_fraction", "rtt_spread")
+SETTINGS = (
+    "targets",
+    "seeds",
+    "min_seeds",
+    "decide",
+    "probe",
+    "cycles",
+    "max_probe_s",
+    "max_probe_pkts",
+    "far",
+    "max_bdp",
+    "duration_rtts",
+    "min_duration_s",
+    "warmup_fraction",
+    "rtt_spread",
+)
+DEFAULTS: dict[str, Any] = {
+    "min_seeds": None,
+    "decide": "interval",
+    "probe": "cycles",
+    "cycles": 4,
+    "max_probe_s": 300,
+    "max_probe_pkts": None,
+    "far": 2,
+}
+"""Settings a preset may leave out: every seed on every probe (min_seeds None), decided by
+intervals across seeds, probes as long as `cycles` of the sender's cycles up to `max_probe_s` (and
+`max_probe_pkts` bottleneck packets, if given); one seed decides when it is `far` from a target."""
+DECIDE = ("interval", "mean")
+PROBE = ("cycles", "fixed")
 DCTCP_K_DIVISOR = 7
 """DCTCP's marking threshold K = C x RTT / 7 (Alizadeh et al., SIGCOMM 2010, section 3.4)."""
 MIX_SHARE = 0.1
@@ -44,11 +73,28 @@ class AtlasSpec:
     axes: dict[str, list[Any]]
     targets: list[float]
     seeds: list[int]
+    """The replications' seeds, in the order a probe takes them."""
     max_bdp: float
     duration_rtts: float
     min_duration_s: float
     warmup_fraction: float
     rtt_spread: float
+    min_seeds: int | None = None
+    """Seeds a probe starts with (None: all of `seeds`); it gets more while within noise."""
+    decide: str = "interval"
+    """interval: a probe meets a target when its 95% interval across seeds lies above it (`search`);
+    mean: when the mean of its seeds does (the slices', as the reproductions they mirror decide)."""
+    probe: str = "cycles"
+    """cycles: a probe runs a few of its sender's cycles, warm-up cut by MSER (`cycle`); fixed:
+    duration_rtts round trips (at least min_duration_s), the first warmup_fraction unmeasured."""
+    cycles: float = 4
+    max_probe_s: float = 300
+    max_probe_pkts: float | None = None
+    """A probe's measured time is at most this many packets at the link's rate (the cost of a
+    probe is its packets: at 1 Gb/s a second is 83,333 of them)."""
+    far: float = 2
+    """One seed decides a target when its idle fraction (1 - utilization) is at most 1/far or over
+    far times the target's (`search.side`); nearer, the probe takes more seeds."""
     base: list[str] = field(default_factory=list)
     results_dir: str = "results"
 
@@ -57,8 +103,20 @@ class AtlasSpec:
         return [Cell(**dict(zip(keys, combo))) for combo in itertools.product(*(self.axes[k] for k in keys))]
 
     def pkt_bytes(self) -> int:
-        given = [b.split("=", 1)[1] for b in self.base if b.startswith("pkt_bytes=")]
-        return int(given[-1]) if given else 1000
+        return int(self.base_value("pkt_bytes", 1000))
+
+    def base_value(self, key: str, default: float) -> float:
+        """A key's value among the `base` overrides, or the default."""
+        given = [b.split("=", 1)[1] for b in self.base if b.startswith(f"{key}=")]
+        return float(given[-1]) if given else default
+
+    @property
+    def start_window_s(self) -> float:
+        return self.base_value("start_window_s", 1.0)
+
+    def seed_range(self) -> tuple[int, int]:
+        """(the seeds a probe starts with, the most it takes)."""
+        return min(self.min_seeds or len(self.seeds), len(self.seeds)), len(self.seeds)
 
     def bdp(self, cell: Cell) -> float:
         return bdp_pkts(cell.core_mbps, cell.rtt_ms, self.pkt_bytes())
@@ -72,8 +130,7 @@ class AtlasSpec:
         return ["tcp=dctcp", "tcp.ecn=true", f"queue={queue}"] + ([] if queue == "step" else ["queue.ecn=true"])
 
     def point(self, cell: Cell) -> dict[str, Any]:
-        """The per-probe keys of a cell's runs (the buffer and seed apart)."""
-        duration = max(self.min_duration_s, self.duration_rtts * cell.rtt_ms / 1e3)
+        """The per-probe keys of a cell's runs (the buffer, seed and length apart: `cycle.length`)."""
         p: dict[str, Any] = {
             "flows": cell.flows,
             "core_mbps": cell.core_mbps,
@@ -81,8 +138,6 @@ class AtlasSpec:
             # One flow has no phase to break: its RTT is the cell's, not a draw that moves its
             # BDP by up to rtt_spread / 2 from seed to seed.
             "rtt_spread_ms": round(cell.rtt_ms * self.rtt_spread, 6) if cell.flows > 1 else 0.0,
-            "duration_s": duration,
-            "warmup_s": round(duration * self.warmup_fraction, 6),
         }
         if cell.tcp == "dctcp" and cell.queue == "droptail":
             p["queue.k_pkts"] = max(1, math.ceil(self.bdp(cell) / DCTCP_K_DIVISOR))
@@ -121,9 +176,8 @@ def load(args: list[str]) -> AtlasSpec:
         exit_usage(f"atlas: {names[-1]!r} is not a preset; allowed: {', '.join(presets)}")
     raw = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "atlas" / f"{names[-1]}.yaml"), resolve=True)
     assert isinstance(raw, dict)
-    spec = AtlasSpec(
-        name=str(names[-1]), axes=dict(raw["axes"]), base=list(raw.get("base", [])), **{k: raw[k] for k in SETTINGS}
-    )
+    settings = {k: raw[k] if k in raw else DEFAULTS[k] for k in SETTINGS}
+    spec = AtlasSpec(name=str(names[-1]), axes=dict(raw["axes"]), base=list(raw.get("base", [])), **settings)
     for text, o in zip(args, overrides):
         key = o.key_or_group
         values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
@@ -172,3 +226,16 @@ def check(spec: AtlasSpec) -> None:
         exit_usage(f"seeds: must be integers >= 0, got {spec.seeds!r}")
     if not spec.max_bdp > 1:
         exit_usage(f"max_bdp: must be > 1 (the first guess is 1 BDP), got {spec.max_bdp!r}")
+    for key, allowed in (("decide", DECIDE), ("probe", PROBE)):
+        if getattr(spec, key) not in allowed:
+            exit_usage(f"{key}: must be one of {', '.join(allowed)}, got {getattr(spec, key)!r}")
+    if spec.min_seeds is not None and (not isinstance(spec.min_seeds, int) or spec.min_seeds < 1):
+        exit_usage(f"min_seeds: must be a whole number >= 1, got {spec.min_seeds!r}")
+    if spec.decide == "interval" and spec.seed_range()[1] < 2:
+        exit_usage(f"seeds: deciding by intervals across seeds needs two or more, got {spec.seeds!r}")
+    for key in ("cycles", "max_probe_s", "max_probe_pkts"):
+        value = getattr(spec, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+            exit_usage(f"{key}: must be a number > 0, got {value!r}")
+    if isinstance(spec.far, bool) or not isinstance(spec.far, (int, float)) or not spec.far > 1:
+        exit_usage(f"far: must be a number > 1 (a factor on the idle fraction), got {spec.far!r}")

@@ -12,7 +12,10 @@ import pyarrow.parquet as pq
 
 import sim
 from analysis.atlas.build import CellState
-from analysis.atlas.rules import cycle_s, rules
+from analysis.atlas.cycle import cycle_s
+from analysis.atlas.cycle import length as probe_length
+from analysis.atlas.cycle import long_cycle as cycle_long
+from analysis.atlas.rules import rules
 from analysis.atlas.search import Answer
 from analysis.atlas.spec import AtlasSpec, Cell
 from analysis.atlas_schema import ATLAS_SCHEMA
@@ -22,11 +25,12 @@ def rows(spec: AtlasSpec, answered: list[tuple[CellState, float, Answer]]) -> pa
     out = []
     for s, target, a in answered:
         c = s.cell
-        at = a.buffer_pkts if a.buffer_pkts is not None else (max(s.probes) if s.probes else None)
+        at = a.hi if a.hi is not None else (max(s.probes) if s.probes else None)
         p = s.probes.get(at) if at is not None else None
         m = p.metrics if p else {}
         bdp = spec.bdp(c)
         discipline = [g.split("=", 1)[1] for g in spec.groups(c) if g.startswith("queue=")][0]
+        length = probe_length(spec, c, at) if at is not None else {}
         row = {
             "atlas": spec.name,
             "tcp": c.tcp,
@@ -42,14 +46,18 @@ def rows(spec: AtlasSpec, answered: list[tuple[CellState, float, Answer]]) -> pa
             "min_buffer_bdp": a.buffer_pkts / bdp if a.buffer_pkts is not None else None,
             "lo_pkts": a.lo,
             "hi_pkts": a.hi,
+            "confidence": a.confidence,
             "probes": len(s.probes),
-            "flags": ",".join(a.flags + long_cycle(spec, c, at)),
+            "runs": sum(len(r) for r in s.runs.values()),
+            "flags": ",".join(a.flags + (["long_cycle"] if at is not None and long_cycle(spec, c, at) else [])),
             "reason": a.reason,
             "at_buffer_pkts": at,
+            "seeds": p.seeds if p else None,
+            "probe_s": length["duration_s"] - length["warmup_s"] if length else None,
+            "cycle_s": cycle_s(spec, c, at) if at is not None else None,
             "utilization": m.get("utilization"),
             "utilization_halfwidth": p.halfwidth if p else None,
             **{k: m.get(k) for k in ("loss_rate", "p50_queue_delay_ms", "p99_queue_delay_ms", "jain_fairness")},
-            "seeds": ",".join(map(str, spec.seeds)),
             "engine_version": sim.ENGINE_VERSION,
             **{f"rule_{k}_pkts": v for k, v in rules(spec.pkt_bytes(), c, target).items()},
         }
@@ -57,14 +65,13 @@ def rows(spec: AtlasSpec, answered: list[tuple[CellState, float, Answer]]) -> pa
     return pa.Table.from_pylist(out, schema=ATLAS_SCHEMA)
 
 
-def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: int | None) -> list[str]:
-    """`long_cycle` where one loss cycle of the sender is longer than a probe's measured time: the
-    run sees a transient (slow start, one sawtooth), not the steady state the rules assume."""
-    if buffer_pkts is None:
-        return []
-    point = spec.point(cell)
-    cycle = cycle_s(spec, cell, buffer_pkts)
-    return ["long_cycle"] if cycle is not None and cycle > point["duration_s"] - point["warmup_s"] else []
+def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: int) -> bool:
+    """`long_cycle` where the probe measured fewer than `cycles` of its sender's cycles (`probe:
+    cycles`, its cap) or less than one (`probe: fixed`): it saw a transient, not the steady state."""
+    if spec.probe == "cycles":
+        return cycle_long(spec, cell, buffer_pkts)
+    length = probe_length(spec, cell, buffer_pkts)
+    return cycle_s(spec, cell, buffer_pkts) > length["duration_s"] - length["warmup_s"]
 
 
 def path_of(results_dir: str, name: str) -> Path:

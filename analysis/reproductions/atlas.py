@@ -35,7 +35,7 @@ def atlas(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report
         states, stats = search(spec)
     table = table_rows(spec, answers(spec, states))
     write(spec.results_dir, spec.name, table)
-    pngs = [p for p in publish(spec, table) if p.suffix == ".png"]
+    pngs = [p for p in publish(spec, table, states) if p.suffix == ".png"]
     rows = table.to_pylist()
     report = Report(
         name=NAME,
@@ -44,7 +44,7 @@ def atlas(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report
         header=["claim", "paper", "the atlas computes", "holds"],
         rows=claim_rows(rows),
         notes=[*rule_notes(rows), *fit_notes(rows)],
-        reading=reading(rows, stats),
+        reading=reading(rows, stats, spec.cycles),
     )
     return report, lambda: _figure(pngs)
 
@@ -104,7 +104,7 @@ def claim_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
         ]
     )
     paced = [r for r in _cells(rows, tcp="bbr", queue="droptail", target=0.9) if r["min_buffer_pkts"]]
-    few = sum(1 for r in paced if r["min_buffer_pkts"] <= SMALL_BUFFER_PKTS)
+    few = sum(1 for r in paced if r["hi_pkts"] <= SMALL_BUFFER_PKTS)  # the whole bracket
     out.append(
         [
             f"paced senders reach 0.90 with <= {SMALL_BUFFER_PKTS} packets",
@@ -176,7 +176,7 @@ def fit_notes(rows: list[dict[str, Any]]) -> list[str]:
     return [*out, ""]
 
 
-def reading(rows: list[dict[str, Any]], stats: Any) -> str:
+def reading(rows: list[dict[str, Any]], stats: Any, cycles: float) -> str:
     answered = sum(1 for r in rows if r["min_buffer_pkts"] is not None)
     flags: dict[str, int] = {}
     for r in rows:
@@ -186,11 +186,13 @@ def reading(rows: list[dict[str, Any]], stats: Any) -> str:
     cells = len({(r["tcp"], r["queue"], r["flows"], r["core_mbps"], r["rtt_ms"], r["traffic"]) for r in rows})
     transient = len(rows) - len(steady(rows))
     return (
-        f"The claims above read the {len(rows) - transient} answers whose probes outlast one loss cycle of "
-        f"the sender; {transient} are flagged `long_cycle` (a single NewReno or CUBIC flow at a large BDP "
-        "takes longer than a probe to cycle once) and are left out of them, not out of the rules' verdicts. "
+        f"The claims above read the {len(rows) - transient} answers whose probes measured {cycles:g} of "
+        f"the sender's cycles; {transient} are flagged `long_cycle` (a few NewReno flows at a large BDP cycle "
+        "slower than a probe may run) and are left out of them, not out of the rules' verdicts. A rule is "
+        "safe in a cell only at or above the answer's bracket. "
         f"{cells} cells x {len({r['target'] for r in rows})} targets: {answered} of {len(rows)} answers, "
-        f"flagged: {flagged}. This build asked {stats.probes} probes in {stats.rounds} rounds and simulated "
-        f"{stats.runs_new} runs ({stats.packets:.3g} packets) in {stats.wall_s:.0f} s; the rest were stored. "
-        "Query any point with `python -m analysis atlas query`; the page is results/atlas/small/atlas_small.html."
+        f"flagged: {flagged}. This build asked {stats.probes} probes ({stats.runs} runs) in {stats.rounds} "
+        f"rounds and simulated {stats.runs_new} runs ({stats.packets:.3g} packets) in {stats.wall_s:.0f} s; "
+        "the rest were stored. Query any point with `python -m analysis atlas query`; the page is "
+        "results/atlas/small/atlas_small.html."
     )

@@ -18,6 +18,7 @@ from tests.conftest import ROOT
 from tests.sweeps.test_mlflow_ui import CHROMIUM, FLAGS
 
 AXES = ["tcp=sack", "queue=droptail,codel", "core_mbps=10", "rtt_ms=10,20", "min_duration_s=5", "duration_rtts=50"]
+AXES += ["seeds=[1,2,3,4]", "min_seeds=2", "max_probe_s=10"]  # short probes: a test's build takes a minute
 
 
 def atlas(tmp, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -26,12 +27,14 @@ def atlas(tmp, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         cmd += [f"results_dir={tmp / 'results'}", f"mlflow.tracking_uri=sqlite:///{tmp / 'mlflow.db'}"]
     else:
         cmd += [f"results_dir={tmp / 'results'}"]
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT), BUFFERSWEEP_PROGRESS_S="2")
     return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def rows(tmp) -> list[dict]:
-    cur = connect(tmp / "results").execute("SELECT * FROM atlas ORDER BY flows, queue, rtt_ms, target")
+    cur = connect(tmp / "results").execute(
+        "SELECT * FROM atlas WHERE atlas = 'small' ORDER BY flows, queue, rtt_ms, target"
+    )
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
@@ -44,35 +47,33 @@ def built(tmp_path_factory):
     before = rows(tmp)
     second = atlas(tmp, "build", "+atlas=small", "flows=1,4,8", *AXES)
     assert second.returncode == 0, second.stderr
-    return tmp, first.stdout, before, second.stdout
+    return tmp, first, before, second.stdout
 
 
 def simulated(stdout: str) -> int:
-    return int(re.search(r"\((\d+) runs simulated now", stdout).group(1))
+    return int(re.search(r"\((\d+) simulated now", stdout).group(1))
 
 
-def test_every_cell_and_target_is_answered_or_flagged_and_stored_as_a_view(built):
-    tmp, out, before, _ = built
+def cell_runs(table: list[dict]) -> dict[tuple, int]:
+    return {(r["queue"], r["flows"], r["rtt_ms"]): r["runs"] for r in table}
+
+
+def test_every_answer_is_a_point_in_a_bracket_its_seeds_support(built):
+    tmp, first, before, _ = built
     assert len(before) == 2 * 2 * 2 * 3  # queues x flows x RTTs x targets
     for r in before:
-        blocking = {"unreachable", "undecidable", "failed", "undecided"} & set((r["flags"] or "").split(","))
-        assert (r["min_buffer_pkts"] is None) == bool(blocking), r
+        flags = set((r["flags"] or "").split(","))
+        assert (r["min_buffer_pkts"] is None) == bool({"unreachable", "failed", "undecided"} & flags), r
         if r["min_buffer_pkts"] is not None:
-            assert r["utilization"] >= r["target"] and r["lo_pkts"] < r["min_buffer_pkts"]
+            assert r["lo_pkts"] < r["min_buffer_pkts"] <= r["hi_pkts"] and r["confidence"] == 0.95, r
             assert r["min_buffer_bdp"] == pytest.approx(r["min_buffer_pkts"] / r["bdp_pkts"])
-    assert simulated(out) == sum({(r["queue"], r["flows"], r["rtt_ms"]): r["probes"] for r in before}.values())
+            assert r["utilization"] - r["utilization_halfwidth"] >= r["target"], "hi surely meets the target"
+            assert r["seeds"] >= 2 and r["probe_s"] >= 5
+    assert simulated(first.stdout) == sum(cell_runs(before).values())
+    assert re.search(r"^\[\d+:\d\d\] atlas small: round \d+ running", first.stderr, re.M), "progress off a terminal"
     sql = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analysis",
-            "sql",
-            "SELECT count(*) AS n FROM atlas",
-            "--results",
-            str(tmp / "results"),
-            "--format",
-            "csv",
-        ],
+        [sys.executable, "-m", "analysis", "sql", "SELECT count(*) AS n FROM atlas WHERE atlas = 'small'"]
+        + ["--results", str(tmp / "results"), "--format", "csv"],
         capture_output=True,
         text=True,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
@@ -83,13 +84,13 @@ def test_every_cell_and_target_is_answered_or_flagged_and_stored_as_a_view(built
 def test_one_more_flows_value_runs_only_the_new_cells_probes(built):
     tmp, _, before, out = built
     after = rows(tmp)
-    new = {(r["queue"], r["rtt_ms"]): r["probes"] for r in after if r["flows"] == 8}
+    new = {k: v for k, v in cell_runs(after).items() if k[1] == 8}
     assert simulated(out) == sum(new.values()) > 0
     old = [{k: v for k, v in r.items()} for r in after if r["flows"] != 8]
     assert old == before, "the old cells' answers are the same, from their stored probes"
 
 
-def test_the_build_is_one_mlflow_parent_with_the_probes_as_children(built):
+def test_mlflow_holds_a_run_a_cell_not_a_run_a_probe(built):
     from mlflow.tracking import MlflowClient
 
     tmp, _, _, _ = built
@@ -98,30 +99,53 @@ def test_the_build_is_one_mlflow_parent_with_the_probes_as_children(built):
     found = c.search_runs([e.experiment_id], max_results=5000)
     parents = [r for r in found if r.data.tags.get("buffersweep_role") == "parent"]
     assert len(parents) == 1 and parents[0].data.tags["atlas"] == "small"
-    children = [r for r in found if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
-    assert len(children) == sum({(r["queue"], r["flows"], r["rtt_ms"]): r["probes"] for r in rows(tmp)}.values())
+    cells = [r for r in found if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
+    assert len(found) == 1 + len(cells) and len(cells) == len(cell_runs(rows(tmp))) == 12
+    one = next(r for r in cells if r.info.run_name == "tcp=sack queue=droptail flows=4 core_mbps=10 rtt_ms=10")
+    row = next(r for r in rows(tmp) if (r["queue"], r["flows"], r["rtt_ms"], r["target"]) == ("droptail", 4, 10, 0.95))
+    assert one.data.metrics["0.95/min_buffer_pkts"] == row["min_buffer_pkts"]
+    series = c.get_metric_history(one.info.run_id, "probe/utilization")
+    assert len(series) == row["probes"] and {m.step for m in series} >= {row["hi_pkts"]}
     names = {a.path for a in c.list_artifacts(parents[0].info.run_id)}
     assert {"atlas_small.html", "small.parquet", "atlas_small_0.95.png"} <= names
 
 
-def test_query_answers_a_cell_exactly_interpolates_inside_and_refuses_outside(built):
+def test_query_answers_a_point_and_a_bracket_at_a_cell_between_cells_and_refuses_outside(built):
+    from analysis.atlas import query
+
     tmp, _, _, _ = built
-    cell = next(
-        r
-        for r in rows(tmp)
-        if r["queue"] == "droptail" and r["flows"] == 4 and r["rtt_ms"] == 10 and r["target"] == 0.95
-    )
+    cell = next(r for r in rows(tmp) if (r["queue"], r["flows"], r["rtt_ms"], r["target"]) == ("droptail", 4, 10, 0.95))
     point = ["tcp=sack", "queue=droptail", "core_mbps=10", "target=0.95"]
     exact = atlas(tmp, "query", *point, "flows=4", "rtt_ms=10")
     assert exact.returncode == 0, exact.stderr
+    lo, hi = cell["lo_pkts"], cell["hi_pkts"]
     assert f"measured minimum buffer {cell['min_buffer_pkts']:,} packets" in exact.stdout
+    assert f"95% bracket ({lo:,}, {hi:,}] packets" in exact.stdout and "1,500-byte packets" in exact.stdout
     assert "rule stanford" in exact.stdout and "rule bdp" in exact.stdout
+    got = json.loads(atlas(tmp, "query", *point, "flows=4", "rtt_ms=10", "--format", "json").stdout)
+    assert (got["kind"], round(got["buffer_pkts"]), got["pkt_bytes"]) == ("measured", cell["min_buffer_pkts"], 1500)
+    same = query("sack", "droptail", 4, 10, 10, 0.95, results_dir=tmp / "results")
+    assert json.loads(json.dumps(same, default=str)) == got, "the Python call returns what --format json prints"
     inside = atlas(tmp, "query", *point, "flows=2", "rtt_ms=15")
     assert inside.returncode == 0 and "interpolated" in inside.stdout, inside.stdout + inside.stderr
     assert len(re.findall(r"  cell flows=\d+ core_mbps=10 rtt_ms=\d+: .*weight", inside.stdout)) == 4
-    outside = atlas(tmp, "query", *point, "flows=100", "rtt_ms=10")
-    assert outside.returncode == 1 and "outside the atlas on flows" in outside.stdout
-    assert "Nearest cell: flows=8 core_mbps=10 rtt_ms=10" in outside.stdout
+    assert "interpolation error on this slice (leave one out" in inside.stdout or "x BDP" in inside.stdout
+    outside = atlas(tmp, "query", *point, "flows=100", "rtt_ms=20")
+    lines = outside.stderr.strip().splitlines()
+    assert outside.returncode == 2 and len(lines) == 1 and outside.stdout == "", outside.stdout + outside.stderr
+    assert lines[0].startswith("error: flows: 100 is outside the atlas (1, 4, 8)")
+    assert "Nearest cell at rtt_ms 20: flows=8, core_mbps=10.0, rtt_ms=20.0" in lines[0]
+
+
+def test_loo_error_predicts_each_cell_from_its_neighbours():
+    from analysis.atlas.lookup import loo_error
+
+    def row(flows, b):
+        return {"flows": flows, "core_mbps": 10, "rtt_ms": 10, "min_buffer_bdp": b}
+
+    err = loo_error([row(1, 1.0), row(4, 0.5), row(16, 0.25), row(64, 0.2)], ["flows"])
+    # 4 flows: predicted sqrt(1 x 0.25) = 0.5, exact; 16: sqrt(0.5 x 0.2) = 0.316 against 0.25.
+    assert err["cells"] == 2 and err["median_factor"] == pytest.approx((1 + 0.316227766 / 0.25) / 2, rel=0.1)
 
 
 @pytest.mark.parametrize(
@@ -132,13 +156,15 @@ def test_query_answers_a_cell_exactly_interpolates_inside_and_refuses_outside(bu
         (["build", "+atlas=small", "targets=[0.9,1.2]"], "targets"),
         (["build", "+atlas=small", "seed=1,2"], "seed"),
         (["build", "+atlas=small", "seed=3"], "seed"),
+        (["build", "+atlas=small", "decide=vote"], "decide"),
+        (["build", "+atlas=small", "seeds=[1]"], "seeds"),
         (["build", "+atlas=huge"], "atlas"),
         (
             ["query", "tcp=sack", "queue=droptail", "flows=4", "core_mbps=10", "rtt_ms=10", "target=0.95", "mss=9"],
             "mss",
         ),
         (["query", "tcp=sack", "queue=droptail", "flows=4", "core_mbps=10", "rtt_ms=10", "target=0"], "target"),
-        (["query", "tcp=bbr", "queue=droptail", "flows=4", "core_mbps=10", "rtt_ms=10", "target=0.95"], "tcp"),
+        (["query", "tcp=reno", "queue=droptail", "flows=4", "core_mbps=10", "rtt_ms=10", "target=0.95"], "tcp"),
     ],
 )
 def test_bad_input_gets_one_line_naming_the_key_and_exit_2(built, args, key):
@@ -148,25 +174,62 @@ def test_bad_input_gets_one_line_naming_the_key_and_exit_2(built, args, key):
     assert len(res.stderr.strip().splitlines()) == 1
 
 
+def test_the_shipped_atlas_answers_a_fresh_clone_and_says_its_engine(tmp_path):
+    """Issue 70: `atlas query` answers with no build, from the table in analysis/atlas/shipped/,
+    whose file names the engine version its rows say; a moved engine is said."""
+    import pyarrow.parquet as pq
+
+    import sim
+    from analysis.atlas_schema import SHIPPED, shipped_name
+
+    files = sorted(SHIPPED.glob("*.parquet"))
+    assert files, "no shipped atlas"
+    for f in files:
+        name, version = shipped_name(f)
+        assert set(pq.read_table(f, columns=["engine_version"]).column(0).to_pylist()) == {version}, f
+        assert set(pq.read_table(f, columns=["atlas"]).column(0).to_pylist()) == {name}, f
+    res = subprocess.run(
+        [sys.executable, "-m", "analysis", "atlas", "query", "tcp=cubic", "queue=droptail", "flows=100"]
+        + ["core_mbps=1000", "rtt_ms=100", "target=0.95"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert res.returncode == 0, res.stderr
+    assert re.search(
+        r"interpolated minimum buffer [\d,]+ packets .* 95% bracket \([\d,]+, [\d,]+\] packets", res.stdout
+    )
+    version = shipped_name(files[0])[1]
+    assert f"from atlas small (engine {version}, 1,500-byte packets)" in res.stdout
+    assert (f"this engine is {sim.ENGINE_VERSION}" in res.stdout) == (version != sim.ENGINE_VERSION)
+    assert not (tmp_path / "results").exists(), "a query writes nothing"
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")
 def test_the_page_draws_the_atlas_values_in_chromium(built):
     tmp, _, _, _ = built
     page = tmp / "results" / "atlas" / "small" / "atlas_small.html"
-    profile = tmp / f"chromium-{time.monotonic_ns()}"
-    dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
-    assert 'data-ready="yes"' in dom
-    data = json.loads(re.search(r'id="atlas-data">(.*?)</script>', dom, re.S).group(1))
-    first = sorted({(d["tcp"], d["queue"], d["target"], d["rtt_ms"]) for d in data})[0]
-    shown = [d for d in data if (d["tcp"], d["queue"], d["target"], d["rtt_ms"]) == first]
-    drawn = re.findall(r'class="cell" data-value="([^"]*)"', dom)
-    expected = sorted(f"{d['min_buffer_bdp']:.3g}" if d["min_buffer_bdp"] else "" for d in shown)
-    assert len(drawn) == len(shown) == 3 and sorted(_py3g(v) for v in drawn) == expected
-    assert dom.count('class="series"') >= 2, "the atlas's line and at least one rule's"
+
+    def dom(url: str, *extra: str) -> str:
+        profile = tmp / f"chromium-{time.monotonic_ns()}"
+        cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, url]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+
+    shown = dom(page.as_uri() + "#tcp=sack&queue=codel&target=0.99&rtt=20", "--dump-dom")
+    dom(page.as_uri() + "#tcp=sack&queue=droptail&target=0.95&rtt=10", f"--screenshot={tmp / 'atlas.png'}")
+    assert 'data-ready="yes"' in shown
+    data = json.loads(re.search(r'id="atlas-data">(.*?)</script>', shown, re.S).group(1))
+    cells = [d for d in data if (d["tcp"], d["queue"], d["target"], d["rtt_ms"]) == ("sack", "codel", 0.99, 20)]
+    drawn = re.findall(r'class="cell" data-value="([^"]*)"', shown)
+    expected = sorted(f"{d['min_buffer_bdp']:.3g}" if d["min_buffer_bdp"] else "" for d in cells)
+    assert len(drawn) == len(cells) == 3 and sorted(_py3g(v) for v in drawn) == expected, "the hash picks the view"
+    assert "#tcp=sack&amp;queue=codel&amp;target=0.99&amp;rtt=20" in shown or "queue=codel" in shown
+    assert shown.count('class="series"') >= 1 and shown.count('class="rule"') >= 2, "the atlas's line and the rules'"
+    flagged = [d for d in cells if d["flags"]]
+    assert shown.count('class="flagged"') == len(flagged), "flagged cells are hatched"
+    assert "x BDP" in shown and "95% bracket" in shown, "the colour scale, and the bracket in each cell's title"
 
 
 def _py3g(js: str) -> str:
@@ -176,7 +239,7 @@ def _py3g(js: str) -> str:
 
 def test_the_report_states_each_claim_from_the_table(built):
     """`reproduce atlas` on the reduced grid (all its probes stored already): every claim row is
-    computed from the table, and the rules' verdicts add up."""
+    computed from the table, and the rules' verdicts add up, a rule safe only above the bracket."""
     from analysis.atlas.judge import verdicts
     from analysis.reproductions.atlas import atlas as reproduction
 
@@ -194,34 +257,29 @@ def test_the_report_states_each_claim_from_the_table(built):
     median = (one[len(one) // 2] + one[(len(one) - 1) // 2]) / 2
     assert dick[2] == f"median {median:.2f} x BDP over {len(one)} cells"
     bdp = verdicts(table)[("bdp", 0.95)]
-    assert bdp["cells"] == sum(1 for r in table if r["target"] == 0.95 and r["min_buffer_pkts"])
+    answered = [r for r in table if r["target"] == 0.95 and r["min_buffer_pkts"]]
+    assert bdp["cells"] == len(answered)
+    assert bdp["safe"] == sum(r["rule_bdp_pkts"] >= r["hi_pkts"] for r in answered) / len(answered)
     assert "0 runs" in report.reading or "simulated 0 runs" in report.reading
 
 
-def test_spot_checks_search_picked_cells_again_with_other_seeds(built):
-    """`atlas check`: each picked cell's every target searched again by min-buffer's bisection on
-    seeds the atlas never ran, and judged against the atlas's bracket."""
-    from analysis.atlas.check import agrees, settled, within_noise
+def test_the_check_probes_each_bracket_long_on_other_seeds(built):
+    """`atlas check`: each picked cell's brackets probed again at both ends with long runs on
+    seeds the atlas never ran; the long answer is in the bracket when they miss at lo and meet at hi."""
+    from analysis.atlas.check import verdict
 
     tmp, _, _, _ = built
-    res = atlas(tmp, "check", "+atlas=small", "cells=2", "check_seeds=2", "flows=1,4,8", *AXES)
+    res = atlas(
+        tmp, "check", "+atlas=small", "cells=2", "check_seeds=2", "long_s=10", "max_long_s=10", "flows=1,4,8", *AXES
+    )
     assert res.returncode in (0, 1), res.stderr
-    summary = re.search(r"(\d+) of (\d+) answers agree", res.stdout)
-    assert summary and int(summary.group(2)) == 2 * 3
-    assert (res.returncode == 0) == (summary.group(1) == summary.group(2))
-    row = {"lo_pkts": 10, "min_buffer_pkts": 12}
-    assert agrees(row, 12) and agrees(row, 9) and agrees(row, 15) and not agrees(row, 16) and not agrees(row, 8)
-    assert agrees({"lo_pkts": 64, "min_buffer_pkts": None}, None) and not agrees(row, None)
-    # The check's own 95% intervals: 20 surely misses 0.95, 28 cannot tell, 32 surely meets (and a
-    # sure miss above 32, a dip, does not move the lower end).
-    seeds = {20: [0.930, 0.925, 0.935, 0.928], 28: [0.947, 0.923, 0.926, 0.947], 32: [0.965, 0.970, 0.968, 0.962]}
-    assert settled({**seeds, 4096: [0.90, 0.91]}, 0.95) == (20, 32)
-    assert settled({28: seeds[28]}, 0.95) == (0, None) and settled({20: [0.96]}, 0.95) == (0, None)
-    noisy, unreachable = {"lo_pkts": 22, "min_buffer_pkts": 24}, {"lo_pkts": 64, "min_buffer_pkts": None}
-    assert within_noise(noisy, 20, 32) and not agrees(noisy, 32)
-    assert not within_noise({"lo_pkts": 40, "min_buffer_pkts": 48}, 20, 32)  # the check surely meets below 40
-    assert not within_noise({"lo_pkts": 12, "min_buffer_pkts": 14}, 20, 32)  # ... and surely misses above 14 x 2^(1/4)
-    assert within_noise(unreachable, 20, None) and not within_noise(unreachable, 20, 32)
+    summary = re.search(r"(\d+) of (\d+) answers' long probes agree with their bracket", res.stdout)
+    assert summary and int(summary.group(2)) == 2 * 3, res.stdout
+    row = {"target": 0.95, "lo_pkts": 10, "hi_pkts": 12}
+    assert verdict(row, {10: (0.94, 0.01), 12: (0.96, 0.01)}) == "in"
+    assert verdict(row, {10: (0.94, 0.01), 12: (0.945, 0.01)}) == "above"
+    assert verdict(row, {10: (0.951, 0.01), 12: (0.96, 0.01)}) == "below"
+    assert verdict({"target": 0.95, "lo_pkts": 64, "hi_pkts": None}, {64: (0.9, 0.01)}) == "unreachable"
 
 
 def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):

@@ -1,22 +1,35 @@
 """The atlas's per-cell search (analysis/atlas/search.py) against utilization curves given by
-hand: it brackets from the first guess, bisects on a log scale to RESOLUTION, shares probes
-between targets, and flags what it cannot answer."""
+hand, noiseless or with seeds drawn around them: it brackets from the first guess, bisects on a
+log scale to RESOLUTION, shares probes between targets, adds seeds where a probe is within noise,
+answers a point inside a bracket its intervals support, and flags what it cannot answer."""
 
 import math
+import random
 
-from analysis.atlas.search import RESOLUTION, Probe, decided, next_buffer
+from analysis.atlas.search import RESOLUTION, Answer, Ask, Probe, step
+from sim._core import t_interval
 
 
-def run(curve, targets, start=100, cap=800):
-    """Drives every target's search over one shared probe map, as the atlas's rounds do."""
+def run(curve, targets, start=100, cap=800, seeds=(1, 1), sigma=0.0):
+    """Drives every target's search over one shared probe map, as the atlas's rounds do. With
+    `seeds` (first, most) above one, each seed reads the curve plus a draw of sd `sigma`."""
+    runs: dict[int, list[float]] = {}
     probes: dict[int, Probe] = {}
-    for _ in range(64):
-        asked = {next_buffer(probes, t, start, cap) for t in targets} - {None}
-        if not asked:
+    for _ in range(200):
+        asks = [a for t in targets if isinstance(a := step(probes, t, start, cap, seeds), Ask)]
+        if not asks:
             break
-        for b in asked:
-            probes[b] = Probe(curve(b))
-    return probes, {t: decided(probes, t, cap) for t in targets}
+        for a in asks:
+            have = runs.setdefault(a.buffer_pkts, [])
+            while len(have) < a.seeds:
+                rng = random.Random(a.buffer_pkts * 1000 + len(have))
+                have.append(curve(a.buffer_pkts) + rng.gauss(0, sigma))
+            iv = t_interval(have, 0.95) if seeds[1] > 1 else None
+            mean = iv[0] if iv else sum(have) / len(have)
+            probes[a.buffer_pkts] = Probe(mean, iv[1] if iv else None, len(have))
+    answers = {t: step(probes, t, start, cap, seeds) for t in targets}
+    assert all(isinstance(a, Answer) for a in answers.values()), "every search ends"
+    return probes, answers
 
 
 def saturating(knee: float):
@@ -27,9 +40,10 @@ def test_finds_the_smallest_buffer_within_the_resolution_and_shares_probes():
     curve = saturating(37.0)  # 0.95 at 27.75, 0.99 at 35.15
     probes, answers = run(curve, (0.90, 0.95, 0.99))
     for t, a in answers.items():
-        assert a is not None and a.buffer_pkts is not None and not a.flags
-        assert curve(a.buffer_pkts) >= t and curve(a.lo) < t
-        assert a.buffer_pkts / a.lo <= RESOLUTION or a.buffer_pkts - a.lo <= 1
+        assert a.buffer_pkts is not None and not a.flags and a.confidence is None  # one seed: no interval
+        assert curve(a.hi) >= t and curve(a.lo) < t and a.lo < a.buffer_pkts <= a.hi
+        assert a.hi / a.lo <= RESOLUTION or a.hi - a.lo <= 1
+        assert curve(a.buffer_pkts) >= t > curve(a.buffer_pkts - 1) - 0.01  # the crossing, to a packet
     alone = sum(len(run(curve, (t,))[0]) for t in (0.90, 0.95, 0.99))
     assert len(probes) < alone, "three targets share their probes"
 
@@ -37,7 +51,7 @@ def test_finds_the_smallest_buffer_within_the_resolution_and_shares_probes():
 def test_grows_from_a_guess_that_misses():
     _, answers = run(saturating(700.0), (0.95,))
     a = answers[0.95]
-    assert a.buffer_pkts is not None and 525 <= a.buffer_pkts <= 525 * RESOLUTION
+    assert a.buffer_pkts is not None and a.lo < 525 <= a.hi <= 525 * RESOLUTION
 
 
 def test_a_plateau_below_the_target_is_unreachable_with_its_utilization():
@@ -54,13 +68,32 @@ def test_the_cap_ends_a_search_that_keeps_gaining():
 
 def test_a_miss_above_the_answer_is_flagged_non_monotone():
     curve = lambda b: 0.97 if b < 60 or b > 90 else 0.90  # noqa: E731
-    probes, answers = run(curve, (0.95,), start=100)
+    probes, _ = run(curve, (0.95,), start=100)
     probes[150] = Probe(0.90)  # a probe above, as a rebuilt atlas may hold
-    assert "non_monotone" in decided(probes, 0.95, 800).flags
+    assert "non_monotone" in step(probes, 0.95, 100, 800, (1, 1)).flags
 
 
-def test_a_probe_within_its_interval_of_the_target_is_undecidable():
-    probes = {100: Probe(0.951, halfwidth=0.004)}
-    a = decided(probes, 0.95, 800)
-    assert a.buffer_pkts is None and a.flags == ["undecidable"]
-    assert decided({100: Probe(math.nan)}, 0.95, 800).flags == ["failed"]
+def test_noisy_probes_get_seeds_and_the_bracket_holds_the_crossing():
+    """Seeds of sd 0.01 around a curve that crosses 0.95 at 27.75 packets: every probe starts on
+    two seeds, one within noise of the target gets more, and the answer's bracket, at 95% on
+    both ends, holds the true crossing."""
+    curve = saturating(37.0)
+    probes, answers = run(curve, (0.95,), seeds=(2, 8), sigma=0.01)
+    a = answers[0.95]
+    assert a.confidence == 0.95 and a.lo < 27.75 <= a.hi, a
+    assert max(p.seeds for p in probes.values()) > 2, "a probe near the target got more seeds"
+    assert min(p.seeds for p in probes.values()) == 2, "a probe far from it kept two"
+
+
+def test_a_curve_flatter_than_the_noise_is_undecidable_and_the_bracket_is_the_answer():
+    """From 0.94 to 0.96 over 16 to 64 packets with seeds of sd 0.05: eight seeds cannot place the
+    crossing (at 32), so the answer is a bracket wider than a step, flagged, that holds it."""
+    curve = lambda b: min(1.0, 0.5 + 0.45 * b / 16) if b < 16 else min(1.0, 0.94 + 0.02 * math.log2(b / 16) / 2)  # noqa: E731
+    _, answers = run(curve, (0.95,), seeds=(2, 8), sigma=0.05)
+    a = answers[0.95]
+    assert "undecidable" in a.flags and a.hi / a.lo > RESOLUTION and a.lo < 32 <= a.hi, a
+    assert a.buffer_pkts is not None and a.lo < a.buffer_pkts <= a.hi and "the bracket is the answer" in a.reason
+
+
+def test_a_failed_run_is_a_failed_answer():
+    assert step({100: Probe(math.nan)}, 0.95, 100, 800, (1, 1)).flags == ["failed"]

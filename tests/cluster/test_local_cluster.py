@@ -133,13 +133,15 @@ ATLAS = [
     "rtt_ms=20,40",
     "traffic=none",
     "seeds=[1]",
+    "decide=mean",
+    "probe=fixed",
     "targets=[0.9,0.95]",
     "min_duration_s=20",
     "duration_rtts=50",
     "ray.batch_size=1",
     "mlflow.enabled=false",
 ]
-"""`atlas=full` at a reduced size (issue 59): 8 cells of two targets, probes of 20 s."""
+"""`atlas=full` at a reduced size (issue 59): 8 cells of two targets, probes of 20 s on one seed."""
 
 
 def test_atlas_full_reduced_resumes_after_a_killed_driver_as_if_never_killed(cluster, tmp_path):

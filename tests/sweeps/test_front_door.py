@@ -98,7 +98,7 @@ def _help(*args: str) -> str:
 
 def test_every_help_names_its_keys():
     from analysis.atlas.check import OWN
-    from analysis.atlas.query import KEYS
+    from analysis.atlas.lookup import KEYS
     from analysis.atlas.spec import AXES, SETTINGS
     from analysis.db import VIEWS
 

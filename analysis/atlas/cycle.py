@@ -1,0 +1,100 @@
+"""How long an atlas probe runs (issue 70): long enough for a few of the sender's own cycles at the
+probe's buffer, since a probe shorter than one reads slow start and the first sawtooth, not the
+steady state the answer is about (docs/atlas.md, "Probes"). With W = (BDP + B) / N a flow's
+window at a congestion event, one cycle is
+- NewReno and the other AIMD senders (reno, sack, paced): W/2 round trips, the window's climb
+  back at a packet a round trip (RFC 5681);
+- CUBIC: RFC 9438's K = cbrt(W (1 - beta) / C), the time to regain W_max (section 4.2);
+- DCTCP: 1/g round trips, the time its alpha (an EWMA of gain g, RFC 8257 section 3.3) takes to
+  follow the marking;
+- BBR: its 10 s ProbeRTT period (Linux tcp_bbr.c, bbr_min_rtt_win_sec), the longest of its own.
+A probe measures `cycles` of them, at least `duration_rtts` round trips and `min_duration_s`, at
+most `max_probe_s` and `max_probe_pkts` packets' time; it runs that plus an allowance for the
+transient (slow start and one more cycle), and MSER-5 cuts the warm-up it finds
+(`precision.warmup=auto`, docs/precision.md)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from analysis.atlas.rules import sender
+from analysis.atlas.spec import AtlasSpec, Cell
+
+CUBIC_C = 0.4
+"""RFC 9438's C (segments / s^3)."""
+BBR_PROBE_RTT_S = 10.0
+"""BBR v1's min-RTT window: it enters ProbeRTT at least this often."""
+DCTCP_G = 1 / 16
+"""DCTCP's alpha gain (RFC 8257, Linux dctcp_shift_g 4)."""
+SAMPLES = 600
+"""Time-series samples a probe takes (its sample interval is its length over this): enough for
+MSER-5 and the 300 samples past it that an interval needs, few enough to store."""
+
+
+def cycle_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
+    """One cycle of the cell's sender at `buffer_pkts`, in seconds (the module's comment)."""
+    cc, beta, _ = sender(cell.tcp)
+    rtt_s = cell.rtt_ms / 1e3
+    w = (spec.bdp(cell) + buffer_pkts) / cell.flows
+    if cc == "bbr":
+        return BBR_PROBE_RTT_S
+    if cc == "dctcp":
+        return rtt_s / DCTCP_G
+    if cc.startswith("cubic") and beta:
+        return (w * (1 - beta) / CUBIC_C) ** (1 / 3)
+    return w / 2 * rtt_s  # NewReno's AIMD, and any other law: the slowest climb
+
+
+def cap_s(spec: AtlasSpec, cell: Cell) -> float:
+    """The longest a probe of the cell measures: `max_probe_s`, and `max_probe_pkts` packets at
+    the link's rate."""
+    if spec.max_probe_pkts is None:
+        return spec.max_probe_s
+    pkts_per_s = cell.core_mbps * 1e6 / (8 * spec.pkt_bytes())
+    return min(spec.max_probe_s, spec.max_probe_pkts / pkts_per_s)
+
+
+def measured_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
+    """The time a probe measures: `cycles` cycles, within the preset's floor and cap."""
+    floor = max(spec.min_duration_s, spec.duration_rtts * cell.rtt_ms / 1e3)
+    return min(cap_s(spec, cell), max(floor, spec.cycles * cycle_s(spec, cell, buffer_pkts)))
+
+
+def warm_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
+    """The allowance for the transient before the measured time: the start window, slow start to
+    the window (log2 W round trips) and one cycle, at most the measured time."""
+    w = (spec.bdp(cell) + buffer_pkts) / cell.flows
+    slow_start = math.log2(max(2.0, w)) * cell.rtt_ms / 1e3
+    return min(measured_s(spec, cell, buffer_pkts), spec.start_window_s + slow_start + cycle_s(spec, cell, buffer_pkts))
+
+
+def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> bool:
+    """The probe's cap cut it below `cycles` cycles: it saw a transient, not the steady state."""
+    return spec.cycles * cycle_s(spec, cell, buffer_pkts) > cap_s(spec, cell)
+
+
+def probe_keys(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> dict[str, Any]:
+    """The run keys of a probe of `cell` at `buffer_pkts`: its length, and the in-run precision
+    that cuts its warm-up by MSER-5 and reports utilization over the rest. The run goes to its
+    end (a half-width no run meets): the decisions are the seeds' (`analysis/atlas/search.py`)."""
+    measured, warm = measured_s(spec, cell, buffer_pkts), warm_s(spec, cell, buffer_pkts)
+    duration = round(warm + measured, 3)
+    return {
+        "duration_s": duration,
+        "warmup_s": round(warm, 3),
+        "sample_interval_s": round(duration / SAMPLES, 6),
+        "precision.metrics": ["utilization"],
+        "precision.halfwidth": [1e-9],
+        "precision.warmup": "auto",
+    }
+
+
+def length(spec: AtlasSpec, cell: Cell, buffer_pkts: int) -> dict[str, Any]:
+    """How long a probe of `cell` at `buffer_pkts` runs and what it measures: `probe: cycles`
+    (`probe_keys`), or `probe: fixed`: `duration_rtts` round trips (at least `min_duration_s`),
+    the first `warmup_fraction` unmeasured."""
+    if spec.probe == "cycles":
+        return probe_keys(spec, cell, buffer_pkts)
+    duration = max(spec.min_duration_s, spec.duration_rtts * cell.rtt_ms / 1e3)
+    return {"duration_s": duration, "warmup_s": round(duration * spec.warmup_fraction, 6)}
