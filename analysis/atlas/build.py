@@ -31,8 +31,7 @@ class CellState:
         """buffer -> the seeds each target's search wants there next (none: every target decided)."""
         out: dict[int, int] = {}
         for t in spec.targets:
-            far = spec.far if spec.decide == "interval" else None
-            got = step(self.probes, t, self.start, self.cap, spec.seed_range(), far)
+            got = step(self.probes, t, self.start, self.cap, spec.seed_range(), spec.far_rule())
             if isinstance(got, Ask):
                 out[got.buffer_pkts] = max(out.get(got.buffer_pkts, 0), got.seeds)
         return out
@@ -112,7 +111,7 @@ def answers(spec: AtlasSpec, states: list[CellState]) -> list[tuple[CellState, f
     out = []
     for s in states:
         for t in spec.targets:
-            a = step(s.probes, t, s.start, s.cap, spec.seed_range())
+            a = step(s.probes, t, s.start, s.cap, spec.seed_range(), spec.far_rule())  # as the search decided
             if isinstance(a, Ask):
                 a = Answer(None, 0, None, ["undecided"], f"not decided in {MAX_ROUNDS} rounds")
             out.append((s, t, a))

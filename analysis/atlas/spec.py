@@ -118,6 +118,10 @@ class AtlasSpec:
         """(the seeds a probe starts with, the most it takes)."""
         return min(self.min_seeds or len(self.seeds), len(self.seeds)), len(self.seeds)
 
+    def far_rule(self) -> float | None:
+        """`far` where intervals decide (`search.side`); None under `decide: mean`."""
+        return self.far if self.decide == "interval" else None
+
     def bdp(self, cell: Cell) -> float:
         return bdp_pkts(cell.core_mbps, cell.rtt_ms, self.pkt_bytes())
 

@@ -70,7 +70,7 @@ def test_every_answer_is_a_point_in_a_bracket_its_seeds_support(built):
             assert r["utilization"] - r["utilization_halfwidth"] >= r["target"], "hi surely meets the target"
             assert r["seeds"] >= 2 and r["probe_s"] >= 5
     assert simulated(first.stdout) == sum(cell_runs(before).values())
-    assert re.search(r"^\[\d+:\d\d\] atlas small: round \d+ running", first.stderr, re.M), "progress off a terminal"
+    assert re.search(r"^\[\d+:\d\d\] atlas small: round \d+ \(\d+:\d\d", first.stderr, re.M), "progress off a terminal"
     sql = subprocess.run(
         [sys.executable, "-m", "analysis", "sql", "SELECT count(*) AS n FROM atlas WHERE atlas = 'small'"]
         + ["--results", str(tmp / "results"), "--format", "csv"],

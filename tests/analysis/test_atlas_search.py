@@ -6,17 +6,21 @@ answers a point inside a bracket its intervals support, and flags what it cannot
 import math
 import random
 
+from analysis.atlas.build import CellState
+from analysis.atlas.build import answers as answers_of
 from analysis.atlas.search import RESOLUTION, Answer, Ask, Probe, step
+from analysis.atlas.spec import Cell, load
 from sim._core import t_interval
 
 
-def run(curve, targets, start=100, cap=800, seeds=(1, 1), sigma=0.0):
+def run(curve, targets, start=100, cap=800, seeds=(1, 1), sigma=0.0, far=None):
     """Drives every target's search over one shared probe map, as the atlas's rounds do. With
-    `seeds` (first, most) above one, each seed reads the curve plus a draw of sd `sigma`."""
+    `seeds` (first, most) above one, each seed reads the curve plus a draw of sd `sigma`; `far`:
+    how a one-seed probe decides (`search.side`)."""
     runs: dict[int, list[float]] = {}
     probes: dict[int, Probe] = {}
     for _ in range(200):
-        asks = [a for t in targets if isinstance(a := step(probes, t, start, cap, seeds), Ask)]
+        asks = [a for t in targets if isinstance(a := step(probes, t, start, cap, seeds, far), Ask)]
         if not asks:
             break
         for a in asks:
@@ -24,12 +28,15 @@ def run(curve, targets, start=100, cap=800, seeds=(1, 1), sigma=0.0):
             while len(have) < a.seeds:
                 rng = random.Random(a.buffer_pkts * 1000 + len(have))
                 have.append(curve(a.buffer_pkts) + rng.gauss(0, sigma))
-            iv = t_interval(have, 0.95) if seeds[1] > 1 else None
+            iv = t_interval(have, 0.95) if seeds[1] > 1 and len(have) > 1 else None
             mean = iv[0] if iv else sum(have) / len(have)
             probes[a.buffer_pkts] = Probe(mean, iv[1] if iv else None, len(have))
-    answers = {t: step(probes, t, start, cap, seeds) for t in targets}
+    answers = {t: step(probes, t, start, cap, seeds, far) for t in targets}
     assert all(isinstance(a, Answer) for a in answers.values()), "every search ends"
     return probes, answers
+
+
+CELL = Cell("sack", "droptail", 16, 10.0, 50.0)
 
 
 def saturating(knee: float):
@@ -83,6 +90,32 @@ def test_noisy_probes_get_seeds_and_the_bracket_holds_the_crossing():
     assert a.confidence == 0.95 and a.lo < 27.75 <= a.hi, a
     assert max(p.seeds for p in probes.values()) > 2, "a probe near the target got more seeds"
     assert min(p.seeds for p in probes.values()) == 2, "a probe far from it kept two"
+
+
+def test_one_seed_decides_only_far_from_the_target_and_its_ends_count_as_confident():
+    """Starting on one seed (as `small` does): a probe whose idle fraction is under half or over
+    twice the target's decides alone; nearer, it takes seeds. The answer's bracket, decided so at
+    both ends, holds the crossing at 95%; without `far` the same one-seed ends would not."""
+    curve = saturating(37.0)  # 0.95 at 27.75
+    probes, answers = run(curve, (0.95,), seeds=(1, 6), sigma=0.005, far=2)
+    a = answers[0.95]
+    assert a.confidence == 0.95 and a.lo < 27.75 <= a.hi, a
+    for b, p in probes.items():
+        idle = 1 - curve(b)
+        if p.seeds == 1:
+            assert idle <= 0.05 / 2 or idle > 0.05 * 2, (b, p)  # decided alone only far from 0.95
+        elif 0.05 / 2 + 0.02 < idle < 0.05 * 2 - 0.02:
+            assert p.seeds >= 2
+    assert any(p.seeds == 1 for p in probes.values()) and any(p.seeds > 1 for p in probes.values())
+    steep = lambda b: 0.85 if b < 28 else 0.995  # noqa: E731  every probe far from 0.95: one seed each
+    probes, answers = run(steep, (0.95,), seeds=(1, 6), sigma=0.002, far=2)
+    a = answers[0.95]
+    assert a.lo < 28 <= a.hi <= a.lo * RESOLUTION and a.confidence == 0.95, a
+    assert all(p.seeds == 1 for p in probes.values())
+    assert step(probes, 0.95, 100, 800, (1, 6)).confidence is None, "one seed without `far` is not confident"
+    spec = load(["+atlas=small"])  # the build's answers decide as its search did: `far` from the preset
+    (_, _, built), *_ = [x for x in answers_of(spec, [CellState(CELL, 100, 800, probes=probes)]) if x[1] == 0.95]
+    assert (built.lo, built.hi, built.confidence) == (a.lo, a.hi, 0.95)
 
 
 def test_a_curve_flatter_than_the_noise_is_undecidable_and_the_bracket_is_the_answer():
