@@ -7,13 +7,15 @@ from typing import Any
 
 from analysis.atlas.spec import AtlasSpec, load
 
-EXPECTED_PROBES_PER_CELL = 9
-"""Distinct buffers a cell's three targets take, for the estimate (a small atlas's mean, measured)."""
+BUILD_OVER_FIRST_PROBES = 10.7
+"""A build's runs cost this many times its cells' first probes as `sim.estimate` costs them:
+measured on `small` (engine 0.22.0: 88.2 core-minutes of runs, 14,981 runs of 5,825 probes,
+against 493 s estimated for its 576 first probes on one seed; docs/atlas.md, "Measured")."""
 
 
 def estimate(spec: AtlasSpec) -> tuple[int, float]:
-    """(cells, estimated core-hours): each cell's first probe costed by `sim.estimate`, times the
-    probes a cell takes and the seeds."""
+    """(cells, estimated core-hours): each cell's first probe on one seed costed by `sim.estimate`,
+    times what a small atlas's whole search measured to cost over that (BUILD_OVER_FIRST_PROBES)."""
     import sim
     from analysis.atlas.probes import AtlasJobs
     from sweeps.schema import build_spec
@@ -21,7 +23,7 @@ def estimate(spec: AtlasSpec) -> tuple[int, float]:
     cells = spec.cells()
     jobs = AtlasJobs(spec, [(c, spec.first_guess(c), spec.seeds[0]) for c in cells], {})
     wall_s = sum(sim.estimate(build_spec(jobs.job(a)).sim).wall_s for a in jobs.asked)
-    return len(cells), wall_s * EXPECTED_PROBES_PER_CELL * len(spec.seeds) / 3600
+    return len(cells), wall_s * BUILD_OVER_FIRST_PROBES / 3600
 
 
 def cost_text(core_h: float) -> str:

@@ -10,8 +10,10 @@ window at a congestion event, one cycle is
 - BBR: its 10 s ProbeRTT period (Linux tcp_bbr.c, bbr_min_rtt_win_sec), the longest of its own.
 A probe measures `cycles` of them, at least `duration_rtts` round trips and `min_duration_s`, at
 most `max_probe_s` and `max_probe_pkts` packets' time; it runs that plus an allowance for the
-transient (slow start and one more cycle), and MSER-5 cuts the warm-up it finds
-(`precision.warmup=auto`, docs/precision.md)."""
+transient (slow start and the first cycle), and MSER-5 cuts the warm-up it finds
+(`precision.warmup=auto`, docs/precision.md). DCTCP's first cycle is not its steady one: its
+alpha starts at 1 (Linux tcp_dctcp.c, dctcp_alpha_on_init = DCTCP_MAX_ALPHA), so its first cut
+halves the window, and the climb back takes W/2 round trips, as NewReno's does."""
 
 from __future__ import annotations
 
@@ -46,6 +48,21 @@ def cycle_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
     return w / 2 * rtt_s  # NewReno's AIMD, and any other law: the slowest climb
 
 
+def first_cycle_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
+    """The sender's first cycle after slow start: DCTCP's is a halving and W/2 round trips (the
+    module's comment); every other sender's is its steady one."""
+    if sender(cell.tcp)[0] != "dctcp":
+        return cycle_s(spec, cell, buffer_pkts)
+    return (spec.bdp(cell) + buffer_pkts) / cell.flows / 2 * cell.rtt_ms / 1e3
+
+
+def transient_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
+    """The start window, slow start to the window (log2 W round trips) and the first cycle."""
+    w = (spec.bdp(cell) + buffer_pkts) / cell.flows
+    slow_start = math.log2(max(2.0, w)) * cell.rtt_ms / 1e3
+    return spec.start_window_s + slow_start + first_cycle_s(spec, cell, buffer_pkts)
+
+
 def cap_s(spec: AtlasSpec, cell: Cell) -> float:
     """The longest a probe of the cell measures: `max_probe_s`, and `max_probe_pkts` packets at
     the link's rate."""
@@ -62,16 +79,15 @@ def measured_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
 
 
 def warm_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
-    """The allowance for the transient before the measured time: the start window, slow start to
-    the window (log2 W round trips) and one cycle, at most the measured time."""
-    w = (spec.bdp(cell) + buffer_pkts) / cell.flows
-    slow_start = math.log2(max(2.0, w)) * cell.rtt_ms / 1e3
-    return min(measured_s(spec, cell, buffer_pkts), spec.start_window_s + slow_start + cycle_s(spec, cell, buffer_pkts))
+    """The allowance for the transient before the measured time, at most the cap (`cap_s`)."""
+    return min(cap_s(spec, cell), transient_s(spec, cell, buffer_pkts))
 
 
 def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> bool:
-    """The probe's cap cut it below `cycles` cycles: it saw a transient, not the steady state."""
-    return spec.cycles * cycle_s(spec, cell, buffer_pkts) > cap_s(spec, cell)
+    """The probe's cap cut it below `cycles` cycles, or its allowance below the transient: it saw
+    a transient, not the steady state."""
+    cap = cap_s(spec, cell)
+    return spec.cycles * cycle_s(spec, cell, buffer_pkts) > cap or transient_s(spec, cell, buffer_pkts) > cap
 
 
 def probe_keys(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> dict[str, Any]:

@@ -97,7 +97,11 @@ function drawLines(cells, flows, speeds) {
   const svg = pick('lines'); svg.innerHTML = '';
   const W = 560, H = 320, L = 70, T = 20, legendX = L + W + 20;
   svg.setAttribute('width', legendX + 260); svg.setAttribute('height', H + T + 60);
-  const lx = Math.log10, lo = -3, hi = 1.5;
+  const lx = Math.log10;
+  const values = cells.flatMap(r => [r.min_buffer_bdp, r.lo_pkts && r.lo_pkts / r.bdp_pkts, r.hi_pkts && r.hi_pkts / r.bdp_pkts,
+                                     ...Object.keys(RULES).map(k => r['rule_' + k + '_pkts'] / r.bdp_pkts)]).filter(v => v > 0);
+  const lo = Math.min(-3, Math.floor(lx(Math.min(...values, 1))));  // every value of the view on the axis
+  const hi = Math.max(1.5, Math.ceil(lx(Math.max(...values, 1))));
   const span = Math.max(1e-9, lx(flows[flows.length - 1]) - lx(flows[0]));
   const fx = f => flows.length > 1 ? L + W * (lx(f) - lx(flows[0])) / span : L + W / 2;
   const fy = v => T + H * (hi - Math.max(lo, Math.min(hi, lx(v)))) / (hi - lo);
@@ -136,7 +140,7 @@ function drawLines(cells, flows, speeds) {
   });
   k++;
   for (const rule in RULES) {
-    if (cells.some(r => r['rule_' + rule + '_pkts'])) legend('stroke: #444; stroke-width: 1.2', `rule ${rule}`, RULES[rule]);
+    if (cells.some(r => r['rule_' + rule + '_pkts'])) legend('stroke: #444; stroke-width: 1.2', `rule ${rule} (in each speed's colour)`, RULES[rule]);
   }
   const y = T + 16 * k + 8;
   el('circle', {cx: legendX + 15, cy: y - 4, r: 3.5, fill: '#fff', stroke: '#444'}, svg);

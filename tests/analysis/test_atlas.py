@@ -230,6 +230,9 @@ def test_the_page_draws_the_atlas_values_in_chromium(built):
     flagged = [d for d in cells if d["flags"]]
     assert shown.count('class="flagged"') == len(flagged), "flagged cells are hatched"
     assert "x BDP" in shown and "95% bracket" in shown, "the colour scale, and the bracket in each cell's title"
+    labels = [float(v) for v in re.findall(r'<text[^>]*class="axis"[^>]*>([0-9.e+-]+)</text>', shown)]
+    answered = [d["min_buffer_bdp"] for d in cells if d["min_buffer_bdp"]]
+    assert not answered or min(labels) <= min(answered), "the line chart's axis reaches its smallest answer"
 
 
 def _py3g(js: str) -> str:
