@@ -54,7 +54,9 @@ class Precise:
             points = [{**asked[i], **extra[i]} for i in todo]
             if replicated:  # its replications, as many as its interval needs, stored or run
                 start_ray_once()
-                _, run_ids = run_points(self.base, points, quiet=self.quiet, search=self.search)
+                status, run_ids = run_points(self.base, points, quiet=self.quiet, search=self.search)
+                if status == 2:  # refused before it ran, its one line printed
+                    raise SystemExit(2)
                 if self.tally is not None:
                     self.tally.replicated += len(points)
                 got = self._points(run_ids, points, precision)

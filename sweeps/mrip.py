@@ -169,7 +169,7 @@ class MripGrid:
     offset + k, with seed = the point's seed + k."""
 
     def __init__(self, grid: Any) -> None:
-        if "seed" in grid.swept():
+        if len(grid.swept().get("seed", ())) > 1:  # one seed for every point (a search's) is no axis
             raise UsageError(
                 "seed: give one seed with precision.max_seeds > 1 (its replications are seed, seed + 1, ...)"
             )

@@ -117,6 +117,20 @@ def test_with_a_precision_every_decision_rests_on_an_interval_clear_of_the_targe
         assert u + hw < 0.9  # ...and one packet less lies below it
 
 
+def test_replications_decide_each_probe_across_seeds(tmp_path):
+    """Issue 70: with precision.max_seeds the search's probes are replicated points (seeds 1, 2,
+    ...), and its answer's ends are decided by intervals across them."""
+    results = tmp_path / "results"
+    common = ["flows=4", "core_mbps=5", "rtt_ms=40", "rtt_spread_ms=20", "duration_s=20", "warmup_s=4"]
+    precision = ["precision.metrics=[utilization]", "precision.halfwidth=0.02", "precision.max_seeds=4"]
+    res = cli("target=0.9", *common, *precision, f"results_dir={results}", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    con = analysis.db.connect(results)
+    points = con.execute("SELECT replications FROM points").fetchall()
+    assert points and all(n >= 2 for (n,) in points), points
+    assert con.execute("SELECT count(DISTINCT seed) FROM runs").fetchone()[0] >= 2
+
+
 def test_a_search_is_one_sweep_and_a_repeat_simulates_nothing(tmp_path):
     """Issue 69: every probe was a sweep of its own (58 sweeps after a few searches, `--sweep
     latest` a probe), a cached search took 50 s and said "14 probes run", and off a terminal the
