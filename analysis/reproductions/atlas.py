@@ -14,7 +14,7 @@ from analysis.reproductions.common import Report, ray_session
 
 NAME = "atlas"
 PRESET = "small"
-TITLE = "The buffer atlas: the minimum buffer per sender, discipline, flows, speed and RTT (issue 59)"
+TITLE = "The buffer atlas: the minimum buffer per sender, discipline, flows, speed and RTT (issues 59, 70)"
 COMMAND = f"python -m analysis reproduce {NAME}   # = python -m analysis atlas build +atlas={PRESET}"
 LARGE_N = 256
 """Appenzeller et al.'s model holds for many flows (their Fig. 10: N > 250)."""
@@ -187,8 +187,9 @@ def reading(rows: list[dict[str, Any]], stats: Any, cycles: float) -> str:
     transient = len(rows) - len(steady(rows))
     return (
         f"The claims above read the {len(rows) - transient} answers whose probes measured {cycles:g} of "
-        f"the sender's cycles; {transient} are flagged `long_cycle` (a few NewReno flows at a large BDP cycle "
-        "slower than a probe may run) and are left out of them, not out of the rules' verdicts. A rule is "
+        f"the sender's cycles; {transient} are flagged `long_cycle` (a few NewReno or CUBIC flows, or "
+        "DCTCP's first halving, at a large BDP take longer than a probe may run) and are left out of them, "
+        "not out of the rules' verdicts. A rule is "
         "safe in a cell only at or above the answer's bracket. "
         f"{cells} cells x {len({r['target'] for r in rows})} targets: {answered} of {len(rows)} answers, "
         f"flagged: {flagged}. This build asked {stats.probes} probes ({stats.runs} runs) in {stats.rounds} "

@@ -23,7 +23,7 @@ def parking_lot(**params):
             {"tcp": "vegas"},
             "tcp",
             "reno, newreno, sack, cubic, cubic_2622, highspeed, scalable, bic, htcp, westwood, lp, dctcp, bbr, "
-            "paced, poisson, cubic_rfc9438",
+            "reno_linux, paced, poisson, cubic_rfc9438",
         ),
         ({"buffer_pkts": -1}, "buffer_pkts", "[0,"),
         ({"core_mbps": 0}, "core_mbps", "> 0"),

@@ -16,7 +16,7 @@ def test_ns3_refuses_what_its_modern_senders_lack():
     for fields, message in [
         (dict(tcp=bbr_sack), r"^tcp\.long_term: ns-3's TcpBbr has no long-term"),
         (dict(tcp={"cc": "cubic_rfc9438", "recovery": "rack_tlp"}), "^tcp_recovery: the ns3 backend supports only"),
-        (dict(tcp="sack", tcp_mix="bbr:1,cubic:1", flows=2), r"^tcp_mix: group 'cubic' sets tcp\.init_cwnd_pkts"),
+        (dict(tcp="sack", tcp_mix="bbr:1,cubic:1", flows=2), r"^tcp_mix: group 'bbr' sets tcp\.init_cwnd_pkts"),
         (
             dict(tcp="cubic", tcp_mix="cubic_2622:1,cubic:1", flows=2),
             r"^tcp_mix: groups set ns-3's ns3::TcpCubic::Beta",
