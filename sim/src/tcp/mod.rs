@@ -609,6 +609,24 @@ pub fn compat_names() -> Vec<&'static str> {
 }
 
 /// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
+/// A preset of a law as Linux runs it: RACK-TLP with PRR, and Linux's sender settings (initial
+/// window 10, RFC 6928; min RTO 200 ms, TCP_RTO_MIN; delayed ACKs at 40 ms, TCP_DELACK_MIN; RTT
+/// measured exactly), shared by `cubic`, `bbr` and `reno_linux`.
+macro_rules! linux_sender {
+    ($cc:literal, $release:literal) => {
+        &[
+            ("cc", Str($cc)),
+            ("recovery", Str("rack_tlp")),
+            ("release", Str($release)),
+            ("init_cwnd_pkts", Num(10.0)),
+            ("min_rto_ms", Num(200.0)),
+            ("tick_ms", Num(0.0)),
+            ("delayed_ack", Bool(true)),
+            ("delack_ms", Num(40.0)),
+        ]
+    };
+}
+
 pub static TCP: UnionDef = UnionDef {
     name: "tcp",
     tag: "cc",
@@ -634,16 +652,7 @@ pub static TCP: UnionDef = UnionDef {
             name: "cubic",
             doc: "CUBIC as Linux 6.x runs it: RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR, initial window \
                   10, min RTO 200 ms, delayed ACKs (40 ms), RTT measured exactly",
-            set: &[
-                ("cc", Str("cubic_rfc9438")),
-                ("recovery", Str("rack_tlp")),
-                ("release", Str("window")),
-                ("init_cwnd_pkts", Num(10.0)),
-                ("min_rto_ms", Num(200.0)),
-                ("tick_ms", Num(0.0)),
-                ("delayed_ack", Bool(true)),
-                ("delack_ms", Num(40.0)),
-            ],
+            set: linux_sender!("cubic_rfc9438", "window"),
         },
         PresetDef {
             name: "cubic_2622",
@@ -691,31 +700,13 @@ pub static TCP: UnionDef = UnionDef {
             doc: "BBR v1 as Linux runs it (tcp_bbr.c): pacing at its model's rate, RACK-TLP, and Linux's \
                   settings as the cubic preset's (initial window 10, min RTO 200 ms, delayed ACKs at 40 ms, \
                   RTT measured exactly)",
-            set: &[
-                ("cc", Str("bbr")),
-                ("recovery", Str("rack_tlp")),
-                ("release", Str("paced")),
-                ("init_cwnd_pkts", Num(10.0)),
-                ("min_rto_ms", Num(200.0)),
-                ("tick_ms", Num(0.0)),
-                ("delayed_ack", Bool(true)),
-                ("delack_ms", Num(40.0)),
-            ],
+            set: linux_sender!("bbr", "paced"),
         },
         PresetDef {
             name: "reno_linux",
             doc: "Reno's AIMD window as Linux runs it (the kernel's reno module): RACK-TLP with PRR and \
                   Linux's settings as the cubic preset's",
-            set: &[
-                ("cc", Str("newreno")),
-                ("recovery", Str("rack_tlp")),
-                ("release", Str("window")),
-                ("init_cwnd_pkts", Num(10.0)),
-                ("min_rto_ms", Num(200.0)),
-                ("tick_ms", Num(0.0)),
-                ("delayed_ack", Bool(true)),
-                ("delack_ms", Num(40.0)),
-            ],
+            set: linux_sender!("newreno", "window"),
         },
         PresetDef {
             name: "paced",
