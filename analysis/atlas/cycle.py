@@ -84,8 +84,12 @@ def warm_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
 
 
 def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> bool:
-    """The probe's cap cut it below `cycles` cycles, or its allowance below the transient: it saw
-    a transient, not the steady state."""
+    """The probe saw a transient, not the steady state: under `probe: cycles` its cap cut it below
+    `cycles` cycles, or its allowance below the transient; under `probe: fixed` it measured less
+    than one cycle."""
+    if spec.probe != "cycles":
+        fixed = length(spec, cell, int(buffer_pkts))
+        return cycle_s(spec, cell, buffer_pkts) > fixed["duration_s"] - fixed["warmup_s"]
     cap = cap_s(spec, cell)
     return spec.cycles * cycle_s(spec, cell, buffer_pkts) > cap or transient_s(spec, cell, buffer_pkts) > cap
 

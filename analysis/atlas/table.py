@@ -12,12 +12,11 @@ import pyarrow.parquet as pq
 
 import sim
 from analysis.atlas.build import CellState
-from analysis.atlas.cycle import cycle_s
+from analysis.atlas.cycle import cycle_s, long_cycle
 from analysis.atlas.cycle import length as probe_length
-from analysis.atlas.cycle import long_cycle as cycle_long
 from analysis.atlas.rules import rules
 from analysis.atlas.search import Answer
-from analysis.atlas.spec import AtlasSpec, Cell
+from analysis.atlas.spec import AtlasSpec
 from analysis.atlas_schema import ATLAS_SCHEMA
 
 
@@ -63,15 +62,6 @@ def rows(spec: AtlasSpec, answered: list[tuple[CellState, float, Answer]]) -> pa
         }
         out.append(row)
     return pa.Table.from_pylist(out, schema=ATLAS_SCHEMA)
-
-
-def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: int) -> bool:
-    """`long_cycle` where the probe measured fewer than `cycles` of its sender's cycles (`probe:
-    cycles`, its cap) or less than one (`probe: fixed`): it saw a transient, not the steady state."""
-    if spec.probe == "cycles":
-        return cycle_long(spec, cell, buffer_pkts)
-    length = probe_length(spec, cell, buffer_pkts)
-    return cycle_s(spec, cell, buffer_pkts) > length["duration_s"] - length["warmup_s"]
 
 
 def path_of(results_dir: str, name: str) -> Path:
