@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.atlas.cycle import length
 from analysis.atlas.probes import METRICS, Asked, measure
 from analysis.atlas.search import CONFIDENCE, Answer, Ask, Probe, step
 from analysis.atlas.spec import AtlasSpec, Cell
@@ -77,6 +78,7 @@ def search(
             progress(round_no, len(states) - len(wanted), len(states), stats)
         owners = [(s, b, seed) for s, asks in wanted for b, n in sorted(asks.items()) for seed in spec.seeds[:n]]
         owners = [(s, b, seed) for s, b, seed in owners if seed not in s.runs.get(b, {})]
+        owners.sort(key=lambda o: -_packets(spec, o[0].cell, o[1]))  # longest first: a round's tail is short
         asked: list[Asked] = [(s.cell, b, seed) for s, b, seed in owners]
         got, new, packets = measure(spec, asked, bases, stored_ok, watch=watch)
         for (s, b, seed), metrics in zip(owners, got):
@@ -86,6 +88,11 @@ def search(
         stats.probes = sum(len(s.probes) for s in states)
     stats.wall_s = time.monotonic() - t0
     return states, stats
+
+
+def _packets(spec: AtlasSpec, cell: Cell, buffer_pkts: int) -> float:
+    """A probe's packets at the link's rate, the measure of its cost the round is ordered by."""
+    return length(spec, cell, buffer_pkts)["duration_s"] * cell.core_mbps
 
 
 def probe_of(spec: AtlasSpec, runs: dict[int, dict[str, float] | None]) -> Probe:

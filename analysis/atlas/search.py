@@ -9,9 +9,9 @@ A probe is the utilization of the cell at one buffer over its seeds: their mean 
 surely above (its interval's low end at or over it), surely below, or within noise; a probe within
 noise gets more seeds (doubled, up to the preset's `max_seeds`) before it counts as noise. A
 probe of one seed has no interval: it decides only far from the target (`far`, on the idle
-fraction 1 - utilization), and takes a second seed otherwise. The
-bracket is (the largest buffer surely below, the smallest surely above]: bracketed from the BDP
-(doubled up, quartered down), then bisected on a log scale until it is within RESOLUTION or every
+fraction 1 - utilization), and takes a second seed otherwise. The bracket is (the largest buffer
+surely below, the smallest surely above]: bracketed from the first guess (`AtlasSpec.first_guess`;
+doubled up, quartered down), then bisected on a log scale until it is within RESOLUTION or every
 buffer left inside it has been found within noise. The point is where the probes' means cross the
 target (log-linear between the two probes around it). Where the noise spans more than a step,
 the cell is `undecidable` and the bracket is the answer."""

@@ -30,6 +30,7 @@ SETTINGS = (
     "max_probe_s",
     "max_probe_pkts",
     "far",
+    "start",
     "max_bdp",
     "duration_rtts",
     "min_duration_s",
@@ -44,12 +45,15 @@ DEFAULTS: dict[str, Any] = {
     "max_probe_s": 300,
     "max_probe_pkts": None,
     "far": 2,
+    "start": "bdp",
 }
 """Settings a preset may leave out: every seed on every probe (min_seeds None), decided by
 intervals across seeds, probes as long as `cycles` of the sender's cycles up to `max_probe_s` (and
-`max_probe_pkts` bottleneck packets, if given); one seed decides when it is `far` from a target."""
+`max_probe_pkts` bottleneck packets, if given); one seed decides when it is `far` from a target;
+a search starts at the BDP."""
 DECIDE = ("interval", "mean")
 PROBE = ("cycles", "fixed")
+START = ("bdp", "stanford")
 DCTCP_K_DIVISOR = 7
 """DCTCP's marking threshold K = C x RTT / 7 (Alizadeh et al., SIGCOMM 2010, section 3.4)."""
 MIX_SHARE = 0.1
@@ -92,6 +96,9 @@ class AtlasSpec:
     max_probe_pkts: float | None = None
     """A probe's measured time is at most this many packets at the link's rate (the cost of a
     probe is its packets: at 1 Gb/s a second is 83,333 of them)."""
+    start: str = "bdp"
+    """Where a cell's search starts (`first_guess`): the BDP (as the min-buffer searches the slices
+    mirror), or the Stanford rule's BDP / sqrt(N)."""
     far: float = 2
     """One seed decides a target when its idle fraction (1 - utilization) is at most 1/far or over
     far times the target's (`search.side`); nearer, the probe takes more seeds."""
@@ -150,7 +157,12 @@ class AtlasSpec:
         return p
 
     def first_guess(self, cell: Cell) -> int:
-        return max(1, round(self.bdp(cell)))
+        """Where a cell's search starts (`start`): the BDP, or the Stanford rule, BDP / sqrt(N)
+        (Appenzeller et al. 2004), the literature's estimate for N flows. Starting there spares
+        a many-flow cell its first probes far above its answer, the longest it runs
+        (docs/atlas.md, "Search")."""
+        flows = cell.flows if self.start == "stanford" else 1
+        return max(1, round(self.bdp(cell) / math.sqrt(flows)))
 
     def cap(self, cell: Cell) -> int:
         return max(2, math.ceil(self.max_bdp * self.bdp(cell)))
@@ -229,8 +241,8 @@ def check(spec: AtlasSpec) -> None:
     if not spec.seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in spec.seeds):
         exit_usage(f"seeds: must be integers >= 0, got {spec.seeds!r}")
     if not spec.max_bdp > 1:
-        exit_usage(f"max_bdp: must be > 1 (the first guess is 1 BDP), got {spec.max_bdp!r}")
-    for key, allowed in (("decide", DECIDE), ("probe", PROBE)):
+        exit_usage(f"max_bdp: must be > 1 (the largest buffer a search tries, x BDP), got {spec.max_bdp!r}")
+    for key, allowed in (("decide", DECIDE), ("probe", PROBE), ("start", START)):
         if getattr(spec, key) not in allowed:
             exit_usage(f"{key}: must be one of {', '.join(allowed)}, got {getattr(spec, key)!r}")
     if spec.min_seeds is not None and (not isinstance(spec.min_seeds, int) or spec.min_seeds < 1):

@@ -130,3 +130,11 @@ def test_a_curve_flatter_than_the_noise_is_undecidable_and_the_bracket_is_the_an
 
 def test_a_failed_run_is_a_failed_answer():
     assert step({100: Probe(math.nan)}, 0.95, 100, 800, (1, 1)).flags == ["failed"]
+
+
+def test_a_cells_search_starts_at_the_stanford_rule():
+    """BDP / sqrt(N): the BDP for one flow, a sixteenth of it for 256."""
+    small = load(["+atlas=small"])
+    one, many = Cell("cubic", "droptail", 1, 1000.0, 200.0), Cell("cubic", "droptail", 256, 1000.0, 200.0)
+    assert small.first_guess(one) == round(small.bdp(one)) == 16667
+    assert small.first_guess(many) == round(small.bdp(many) / 16) == 1042
