@@ -70,12 +70,31 @@ def _local_node_alive() -> bool:
 
 
 def _remotes() -> dict[str, Any]:
-    """One remote function per backend, with its Ray resources (ns-3 holds ~0.7 GB a process)."""
+    """One remote function per backend, with its Ray resources (ns-3 holds ~0.7 GB a process); a
+    `whole_node` backend's asks for every CPU of the smallest node that has its resources."""
     import ray
 
     from sweeps.backends import BACKENDS
 
-    return {name: ray.remote(max_retries=0, **b.resources)(run_batch) for name, b in BACKENDS.items()}
+    out = {}
+    for name, b in BACKENDS.items():
+        res = dict(b.resources)
+        if b.whole_node:
+            res["num_cpus"] = max(res.get("num_cpus", 1), _node_cpus(res.get("resources", {})))
+        out[name] = ray.remote(max_retries=0, **res)(run_batch)
+    return out
+
+
+def _node_cpus(custom: dict[str, float]) -> int:
+    """The CPUs of the smallest live node holding the `custom` resources (1 if none does)."""
+    import ray
+
+    cpus = [
+        int(n["Resources"].get("CPU", 1))
+        for n in ray.nodes()
+        if n["Alive"] and all(n["Resources"].get(k, 0) >= v for k, v in custom.items())
+    ]
+    return max(1, min(cpus)) if cpus else 1
 
 
 def _restart(ray_cfg: dict[str, Any]) -> None:

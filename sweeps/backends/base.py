@@ -159,3 +159,6 @@ class Backend:
     """Its run stops itself at `sim.Limits.job_timeout_s` (the engine; ns-2 and ns-3 do not)."""
     resources: dict[str, Any] = field(default_factory=lambda: {"num_cpus": 1})
     """Ray resources of one task running this backend's jobs."""
+    whole_node: bool = False
+    """Its task holds every CPU of a node (`sweeps.drive`): a real-time run shares the CPU with no
+    other job, since one beside it delays its timers (docs/kernel.md, "Timing")."""

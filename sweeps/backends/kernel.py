@@ -220,4 +220,5 @@ BACKEND = Backend(
     check=check,
     run=run,
     resources={"num_cpus": 1, "resources": {TESTBED_RESOURCE: 1}},
+    whole_node=True,
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pytest
 
+from analysis.db import connect
 from analysis.reproductions.kernel_vs_engine import CHECKS, kernel_vs_engine, verdicts
 from sweeps.backends import kernel
 
@@ -32,3 +33,11 @@ def test_kernel_vs_engine_pairs_every_point_on_both_backends(tmp_path):
     assert "points within every bound" in report.reading
     plot()
     plt.close("all")
+    spans = (
+        connect(str(tmp_path / "results"), documented=False)
+        .execute("SELECT backend, epoch(started_at), epoch(started_at) + job_wall_s FROM runs WHERE status = 'ok'")
+        .fetchall()
+    )
+    engine = [(a, b) for backend, a, b in spans if backend == "engine"]
+    for backend, start, end in spans:  # a kernel run holds the node: no engine run beside it
+        assert backend != "kernel" or not any(a < end and start < b for a, b in engine), (start, end, engine)
