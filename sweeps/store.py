@@ -36,6 +36,8 @@ from sweeps.schema import SWEEP_ONLY_KEYS, SWEEP_TYPES
 DETAIL_TABLES = ("timeseries", "flows", "links", "classes", "control")
 """Tables with several rows per run, keyed by (run_id, exec_id)."""
 TABLES = ("runs", *DETAIL_TABLES)
+COMPACTED = "part-c-"
+"""A compacted file's name starts so; a flushed part's is `part-` and hex, never with a dash."""
 _ARROW = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
 
 
@@ -360,12 +362,13 @@ class Store:
                 self._follow_runs(sweep_id, name)
         return moved
 
-    def _follow_runs(self, sweep_id: str, name: str) -> None:
-        """Rewrites the detail tables of a partition into file `name`, keeping the rows of runs
-        present in the partition's runs table (completes a compaction or a purge)."""
+    def _follow_runs(self, sweep_id: str, name: str, only: set[str] | None = None) -> None:
+        """Rewrites the detail tables of a partition (their parts named in `only`, if given) into
+        file `name`, keeping the rows of runs present in the partition's runs table (completes a
+        compaction or a purge)."""
         exec_ids = self.read("runs", sweep_id, columns=["exec_id"]).column("exec_id").unique()
         for table in DETAIL_TABLES:
-            parts = self._parts(table, sweep_id)
+            parts = [p for p in self._parts(table, sweep_id) if only is None or p.base_name in only]
             if any(p.base_name == name for p in parts):
                 for old in self._replaced(next(p for p in parts if p.base_name == name)):
                     for p in parts:
@@ -465,17 +468,23 @@ class Store:
             self._write(details[table], f"{self._dir(table, sweep_id)}/{name}")
         self._write(runs, f"{self._dir('runs', sweep_id)}/{name}")
 
-    def rewrite(self, sweep_id: str, drop_exec_ids: set[str] = frozenset()) -> None:
-        """Compacts a partition into one file per table, without `drop_exec_ids`. The runs file
-        is written first (it lists the parts it replaces); the detail tables follow under the
-        same name, so `recover` can finish the job if this is interrupted."""
+    def rewrite(self, sweep_id: str, drop_exec_ids: set[str] = frozenset(), fresh_only: bool = False) -> None:
+        """Compacts a partition into one file per table, without `drop_exec_ids`; `fresh_only`:
+        only the parts flushed since its last compaction, into one file more (a search's rounds:
+        each round then costs its own runs, not the whole partition's). The runs file is written
+        first (it lists the parts it replaces); the detail tables follow under the same name, so
+        `recover` can finish the job if this is interrupted."""
         parts = self._parts("runs", sweep_id)
-        if not parts or (
+        if fresh_only:
+            parts = [p for p in parts if not p.base_name.startswith(COMPACTED)]
+            if len(parts) <= 1:
+                return
+        elif not parts or (
             len(parts) == 1 and not drop_exec_ids and all(len(self._parts(t, sweep_id)) <= 1 for t in DETAIL_TABLES)
         ):
             return
         drop = pa.array(sorted(drop_exec_ids), pa.string()) if drop_exec_ids else None
-        name = f"part-c{uuid.uuid4().hex}.parquet"
+        name = f"{COMPACTED}{uuid.uuid4().hex}.parquet"
         self._write_stream(
             self._read_parts("runs", parts, drop=drop),
             RUNS_SCHEMA,
@@ -484,4 +493,4 @@ class Store:
         )
         for p in parts:
             self.fs.delete_file(p.path)
-        self._follow_runs(sweep_id, name)
+        self._follow_runs(sweep_id, name, {p.base_name for p in parts} if fresh_only else None)

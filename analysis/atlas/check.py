@@ -53,6 +53,7 @@ def long_spec(spec: AtlasSpec, own: dict[str, int]) -> AtlasSpec:
         min_duration_s=max(spec.min_duration_s, own["long_s"]),
         max_probe_s=max(own["long_s"], own["max_long_s"]),
         max_probe_pkts=None,
+        cap_whole=False,
         seeds=seeds,
         min_seeds=len(seeds),
     )

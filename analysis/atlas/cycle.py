@@ -12,7 +12,7 @@ window at a congestion event, one cycle is
 - BBR: its 10 s ProbeRTT period (Linux tcp_bbr.c, bbr_min_rtt_win_sec), the longest of its own.
 A probe measures `cycles` of them, at least `duration_rtts` round trips and `min_duration_s`, at
 most `max_probe_s` and `max_probe_pkts` packets' time; it runs that plus an allowance for the
-transient (slow start and the first cycle), and MSER-5 cuts the warm-up it finds
+transient (slow start and the first cycle), the two within that cap together, and MSER-5 cuts the warm-up it finds
 (`precision.warmup=auto`, docs/precision.md). DCTCP's first cycle is not its steady one: its
 alpha starts at 1 (Linux tcp_dctcp.c, dctcp_alpha_on_init = DCTCP_MAX_ALPHA), so its first cut
 halves the window, and the climb back from slow start's losses takes up to W round trips. Many
@@ -104,22 +104,35 @@ def warm_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> float:
     return min(cap_s(spec, cell), transient_s(spec, cell, buffer_pkts))
 
 
+def spans_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> tuple[float, float]:
+    """(allowance, measured time) of a probe under `probe: cycles`. With `cap_whole` the two
+    together stay within the cap: a probe that cannot hold the transient and `cycles` cycles sees
+    a transient whatever it spends (it is flagged long_cycle), so it keeps the measured time, at
+    least half the cap, and the allowance gets the rest (1 Gb/s NewReno and CUBIC probes ran up to
+    2x the cap: 10 of the small atlas's 118 core-minutes)."""
+    warm, measured, cap = warm_s(spec, cell, buffer_pkts), measured_s(spec, cell, buffer_pkts), cap_s(spec, cell)
+    if not spec.cap_whole or warm + measured <= cap:
+        return warm, measured
+    measured = min(measured, max(cap / 2, cap - warm))
+    return cap - measured, measured
+
+
 def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> bool:
-    """The probe saw a transient, not the steady state: under `probe: cycles` its cap cut it below
-    `cycles` cycles, or its allowance below the transient; under `probe: fixed` it measured less
-    than one cycle."""
+    """The probe saw a transient, not the steady state: under `probe: cycles` its allowance was
+    short of the transient, or its measured time of `cycles` cycles; under `probe: fixed` it
+    measured less than one cycle."""
     if spec.probe != "cycles":
         fixed = length(spec, cell, int(buffer_pkts))
         return cycle_s(spec, cell, buffer_pkts) > fixed["duration_s"] - fixed["warmup_s"]
-    cap = cap_s(spec, cell)
-    return spec.cycles * cycle_s(spec, cell, buffer_pkts) > cap or transient_s(spec, cell, buffer_pkts) > cap
+    warm, measured = spans_s(spec, cell, buffer_pkts)
+    return spec.cycles * cycle_s(spec, cell, buffer_pkts) > measured or transient_s(spec, cell, buffer_pkts) > warm
 
 
 def probe_keys(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> dict[str, Any]:
     """The run keys of a probe of `cell` at `buffer_pkts`: its length, and the in-run precision
     that cuts its warm-up by MSER-5 and reports utilization over the rest. The run goes to its
     end (a half-width no run meets): the decisions are the seeds' (`analysis/atlas/search.py`)."""
-    measured, warm = measured_s(spec, cell, buffer_pkts), warm_s(spec, cell, buffer_pkts)
+    warm, measured = spans_s(spec, cell, buffer_pkts)
     duration = round(warm + measured, 3)
     return {
         "duration_s": duration,

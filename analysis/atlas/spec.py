@@ -96,6 +96,9 @@ class AtlasSpec:
     max_probe_pkts: float | None = None
     """A probe's measured time is at most this many packets at the link's rate (the cost of a
     probe is its packets: at 1 Gb/s a second is 83,333 of them)."""
+    cap_whole: bool = True
+    """max_probe_s and max_probe_pkts bound a probe's allowance and measured time together
+    (`cycle.spans_s`); False: each (the check's long probes)."""
     start: str = "bdp"
     """Where a cell's search starts (`first_guess`): the BDP (as the min-buffer searches the slices
     mirror), or the Stanford rule's BDP / sqrt(N)."""

@@ -88,6 +88,13 @@ def test_one_more_flows_value_runs_only_the_new_cells_probes(built):
     assert simulated(out) == sum(new.values()) > 0
     old = [{k: v for k, v in r.items()} for r in after if r["flows"] != 8]
     assert old == before, "the old cells' answers are the same, from their stored probes"
+    # Every round's runs are members of the atlas's one sweep (each round had replaced the list).
+    con = connect(tmp / "results")
+    members, stored = con.execute(
+        "SELECT (SELECT count(DISTINCT run_id) FROM members WHERE name = 'atlas_small'), "
+        "(SELECT count(DISTINCT run_id) FROM runs WHERE name = 'atlas_small')"
+    ).fetchone()
+    assert members == stored == sum(cell_runs(after).values())
 
 
 def test_mlflow_holds_a_run_a_cell_not_a_run_a_probe(built):

@@ -61,4 +61,23 @@ def test_a_transient_longer_than_the_cap_is_a_long_cycle(small):
     bdp = small.bdp(cell)
     assert small.cycles * cycle.cycle_s(small, cell, bdp) < cycle.cap_s(small, cell) == pytest.approx(60.0)
     assert cycle.long_cycle(small, cell, bdp)
-    assert cycle.warm_s(small, cell, bdp) == pytest.approx(60.0), "the allowance stops at the cap"
+    assert cycle.warm_s(small, cell, bdp) == pytest.approx(60.0), "the allowance alone stops at the cap"
+    warm, measured = cycle.spans_s(small, cell, bdp)
+    assert measured == pytest.approx(20.0), "100 round trips, the floor"
+    assert warm == pytest.approx(40.0), "the rest of the cap: the probe runs 60 s in all"
+
+
+def test_the_cap_bounds_a_whole_probe_but_each_part_of_a_check_probe(small):
+    """16 SACK flows at 1 Gb/s and 200 ms: a 104 s cycle, so neither the allowance nor three
+    cycles fit the 60 s cap. The probe ran 112 s (the allowance to the cap's edge, then the cap
+    measured); it now runs the cap, half of it measured, and stays flagged. The check's long
+    probes keep each part to their own cap."""
+    import dataclasses
+
+    cell = Cell("sack", "droptail", 16, 1000.0, 200.0)
+    keys = cycle.probe_keys(small, cell, 260)
+    assert (keys["duration_s"], keys["warmup_s"]) == (pytest.approx(60.0), pytest.approx(30.0))
+    assert cycle.long_cycle(small, cell, 260)
+    check = dataclasses.replace(small, cap_whole=False)
+    warm, measured = cycle.spans_s(check, cell, 260)
+    assert measured == pytest.approx(60.0) and warm == cycle.warm_s(small, cell, 260) > 30.0
