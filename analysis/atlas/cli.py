@@ -7,10 +7,10 @@ from typing import Any
 
 from analysis.atlas.spec import AtlasSpec, load
 
-BUILD_OVER_FIRST_PROBES = 13.2
+BUILD_OVER_FIRST_PROBES = 11.5
 """A build's runs cost this many times its cells' first probes as `sim.estimate` costs them:
-measured on `small` (engine 0.22.0: 117.8 core-minutes of runs, 14,231 runs of 5,166 probes,
-against 537 s estimated for its 576 first probes on one seed; docs/atlas.md, "Measured")."""
+measured on `small` (engine 0.22.0: 92.4 core-minutes of runs, 14,144 runs of 5,147 probes,
+against 483 s estimated for its 576 first probes on one seed; docs/atlas.md, "Measured")."""
 
 
 def estimate(spec: AtlasSpec) -> tuple[int, float]:

@@ -109,12 +109,13 @@ def spans_s(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> tuple[float, flo
     together stay within the cap: a probe that cannot hold the transient and `cycles` cycles sees
     a transient whatever it spends (it is flagged long_cycle), so it keeps the measured time, at
     least half the cap, and the allowance gets the rest (1 Gb/s NewReno and CUBIC probes ran up to
-    2x the cap: 10 of the small atlas's 118 core-minutes)."""
+    2x the cap: 10 of the small atlas's 118 core-minutes), but never less than the start window:
+    a probe must measure after every flow has started (a 100 Gb/s cap is 0.6 s)."""
     warm, measured, cap = warm_s(spec, cell, buffer_pkts), measured_s(spec, cell, buffer_pkts), cap_s(spec, cell)
     if not spec.cap_whole or warm + measured <= cap:
         return warm, measured
     measured = min(measured, max(cap / 2, cap - warm))
-    return cap - measured, measured
+    return max(cap - measured, spec.start_window_s), measured
 
 
 def long_cycle(spec: AtlasSpec, cell: Cell, buffer_pkts: float) -> bool:

@@ -81,3 +81,21 @@ def test_the_cap_bounds_a_whole_probe_but_each_part_of_a_check_probe(small):
     check = dataclasses.replace(small, cap_whole=False)
     warm, measured = cycle.spans_s(check, cell, 260)
     assert measured == pytest.approx(60.0) and warm == cycle.warm_s(small, cell, 260) > 30.0
+
+
+def test_a_cap_shorter_than_the_start_window_still_measures_after_it():
+    """At 100 Gb/s the 5-million-packet cap is 0.6 s: the whole probe cannot fit in it, and the
+    allowance keeps the start window (every flow started) before the measured time."""
+    full = load(["+atlas=full"])
+    cell = Cell("cubic", "droptail", 1000, 100000.0, 200.0)
+    assert cycle.cap_s(full, cell) == pytest.approx(0.6)
+    keys = cycle.probe_keys(full, cell, 1000)
+    assert keys["warmup_s"] == pytest.approx(full.start_window_s) and keys["duration_s"] == pytest.approx(1.3)
+
+
+def test_every_cell_of_the_full_atlas_has_a_valid_first_probe():
+    """`atlas estimate +atlas=full` builds each of its 9,600 cells' first probe as a run."""
+    from analysis.atlas.cli import estimate
+
+    cells, core_h = estimate(load(["+atlas=full"]))
+    assert cells == 9600 and core_h > 0
