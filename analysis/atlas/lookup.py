@@ -23,6 +23,7 @@ from typing import Any
 from analysis.atlas.spec import AXES, NUMERIC, Cell
 from analysis.atlas_schema import atlas_files
 from sweeps.errors import exit_usage
+from sweeps.schema import SECTIONS
 
 KEYS = (*AXES, "target", "atlas", "results_dir")
 REQUIRED = (*AXES[:5], "target")
@@ -73,6 +74,9 @@ def slice_rows(q: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     for key in ("atlas", "tcp", "queue", "traffic"):
         known = [r[0] for r in con.execute(f"SELECT DISTINCT {key} FROM atlas ORDER BY 1").fetchall()]
         if q.get(key) is not None and q[key] not in known:
+            renamed = SECTIONS.get(key, {}).get("renamed", {}).get(q[key], "")  # tcp=linux: cubic since 0.21.0
+            if renamed.split(" ", 1)[0] in known:
+                exit_usage(f"{key}: {q[key]!r} was renamed: use {key}={renamed}")
             exit_usage(f"{key}: {q[key]!r} is not in the atlas; allowed: {', '.join(map(str, known))}")
     targets = [
         r[0] for r in con.execute(f"SELECT DISTINCT target FROM atlas WHERE {where} ORDER BY 1", params).fetchall()

@@ -212,6 +212,16 @@ def test_the_shipped_atlas_answers_a_fresh_clone_and_says_its_engine(tmp_path):
     assert f"from atlas small (engine {version}, 1,500-byte packets)" in res.stdout
     assert (f"this engine is {sim.ENGINE_VERSION}" in res.stdout) == (version != sim.ENGINE_VERSION)
     assert not (tmp_path / "results").exists(), "a query writes nothing"
+    old_name = subprocess.run(  # the issue's own words: tcp=linux, CUBIC's name up to engine 0.20.0
+        [sys.executable, "-m", "analysis", "atlas", "query", "tcp=linux", "queue=droptail", "flows=100"]
+        + ["core_mbps=1000", "rtt_ms=100", "target=0.95"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert old_name.returncode == 2 and old_name.stderr.startswith("error: tcp: 'linux' was renamed: use tcp=cubic ")
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")
