@@ -12,13 +12,14 @@ window at a congestion event, one cycle is
 - BBR: its 10 s ProbeRTT period (Linux tcp_bbr.c, bbr_min_rtt_win_sec), the longest of its own.
 A probe measures `cycles` of them, at least `duration_rtts` round trips and `min_duration_s`, at
 most `max_probe_s` and `max_probe_pkts` packets' time; it runs that plus an allowance for the
-transient (slow start and the first cycle), the two within that cap together, and MSER-5 cuts
-the warm-up it finds (`precision.warmup=auto`, docs/precision.md). DCTCP's first cycle is not its
-steady one: its alpha starts at 1 (Linux tcp_dctcp.c, dctcp_alpha_on_init = DCTCP_MAX_ALPHA), so its first cut
-halves the window, and the climb back from slow start's losses takes up to W round trips. Many
-AIMD flows leave slow start far from their fair shares; each cycle scales the spread between two
-windows by beta (Chiu and Jain, "Analysis of the increase and decrease algorithms for congestion
-avoidance", 1989), so the allowance adds the cycles that bring it to CONVERGED of itself."""
+transient (slow start and the first cycle), the two within that cap together, and MSER-5 cuts the
+warm-up it finds (`precision.warmup=auto`, docs/precision.md). DCTCP's first cycle is not its
+steady one: its alpha starts at 1 (Linux tcp_dctcp.c, dctcp_alpha_on_init = DCTCP_MAX_ALPHA), so
+its first cut halves the window, and the climb back from slow start's losses takes up to W round
+trips. Many AIMD flows leave slow start far from their fair shares; each cycle scales the spread
+between two windows by beta (Chiu and Jain, "Analysis of the increase and decrease algorithms for
+congestion avoidance", 1989), so the allowance adds the cycles that bring it to CONVERGED of
+itself."""
 
 from __future__ import annotations
 
