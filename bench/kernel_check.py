@@ -190,18 +190,21 @@ def cell(key: str, a: dict[str, float], b: dict[str, float]) -> str:
     return text + (f" (+-{a['jain_spread']:.3f} / {b['jain_spread']:.3f})" if spread else "")
 
 
+def point_name(point: tuple[str, int, float]) -> str:
+    """`bbr:8:0.3`, as `--point` takes it."""
+    tcp, flows, factor = point
+    return f"{tcp}:{flows}:{factor:g}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.kernel_check", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=1, help="runs of every point on each side (their means are held)")
     ap.add_argument("--delayline", choices=("python", "rust"), default="python", help="the hand-built set-up's")
     ap.add_argument("--point", action="append", metavar="TCP:FLOWS:BDP", help="only these of POINTS (e.g. bbr:8:1)")
     args = ap.parse_args()
-    points = [p for p in POINTS if not args.point or f"{p[0]}:{p[1]}:{p[2]:g}" in args.point]
+    points = [p for p in POINTS if not args.point or point_name(p) in args.point]
     if not points:
-        ap.error(
-            f"--point: none of {args.point} is a point; the points are "
-            + ", ".join(f"{t}:{n}:{b:g}" for t, n, b in POINTS)
-        )
+        ap.error(f"--point: none of {args.point} is a point; the points are {', '.join(map(point_name, POINTS))}")
     console = Console(width=180)
     why = kernel.missing()
     if why:
@@ -217,7 +220,7 @@ def main() -> None:
         a, b = mean(runs_a), mean(runs_b)
         if args.repeats > 1 and flows > 1:
             by_run = [[round(r["jain"], 3) for r in runs] for runs in (runs_a, runs_b)]
-            jains.append(f"{tcp}:{flows}:{factor:g} Jain by run, ours {by_run[0]}, theirs {by_run[1]}")
+            jains.append(f"{point_name((tcp, flows, factor))} Jain by run, ours {by_run[0]}, theirs {by_run[1]}")
         ok = all(within(k, a, b) is not False for k in BOUNDS)
         agree += ok
         table.add_row(

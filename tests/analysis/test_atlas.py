@@ -195,15 +195,19 @@ def test_the_shipped_atlas_answers_a_fresh_clone_and_says_its_engine(tmp_path):
         name, version = shipped_name(f)
         assert set(pq.read_table(f, columns=["engine_version"]).column(0).to_pylist()) == {version}, f
         assert set(pq.read_table(f, columns=["atlas"]).column(0).to_pylist()) == {name}, f
-    res = subprocess.run(
-        [sys.executable, "-m", "analysis", "atlas", "query", "tcp=cubic", "queue=droptail", "flows=100"]
-        + ["core_mbps=1000", "rtt_ms=100", "target=0.95"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-    )
+
+    def issue_point(tcp: str) -> subprocess.CompletedProcess:  # no results_dir: the shipped table answers
+        return subprocess.run(
+            [sys.executable, "-m", "analysis", "atlas", "query", f"tcp={tcp}", "queue=droptail", "flows=100"]
+            + ["core_mbps=1000", "rtt_ms=100", "target=0.95"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+
+    res = issue_point("cubic")
     assert res.returncode == 0, res.stderr
     assert re.search(
         r"interpolated minimum buffer [\d,]+ packets .* 95% bracket \([\d,]+, [\d,]+\] packets", res.stdout
@@ -212,15 +216,7 @@ def test_the_shipped_atlas_answers_a_fresh_clone_and_says_its_engine(tmp_path):
     assert f"from atlas small (engine {version}, 1,500-byte packets)" in res.stdout
     assert (f"this engine is {sim.ENGINE_VERSION}" in res.stdout) == (version != sim.ENGINE_VERSION)
     assert not (tmp_path / "results").exists(), "a query writes nothing"
-    old_name = subprocess.run(  # the issue's own words: tcp=linux, CUBIC's name up to engine 0.20.0
-        [sys.executable, "-m", "analysis", "atlas", "query", "tcp=linux", "queue=droptail", "flows=100"]
-        + ["core_mbps=1000", "rtt_ms=100", "target=0.95"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-    )
+    old_name = issue_point("linux")  # the issue's own words: CUBIC's name up to engine 0.20.0
     assert old_name.returncode == 2 and old_name.stderr.startswith("error: tcp: 'linux' was renamed: use tcp=cubic ")
 
 
