@@ -165,13 +165,20 @@ impl SimConfig {
                 ),
             );
         }
-        if tc.send_jitter_ms > 0.0 && (tc.release != "window" || !recovery.releases.is_empty()) {
+        let jitters = recovery.jitter || (tc.release == "window" && recovery.releases.is_empty());
+        if tc.send_jitter_ms > 0.0 && !jitters {
+            let names = |f: fn(&crate::tcp::recovery::RecoveryEntry) -> bool| {
+                crate::tcp::RECOVERIES.iter().filter(|e| f(e)).map(|e| e.name).collect::<Vec<_>>().join(", ")
+            };
             return err(
                 "tcp.send_jitter_ms",
                 format!(
-                    "applies to tcp.release window under a recovery that leaves sending to it (reno, newreno, \
-                     sack, sack_retain, prr), got release {} with recovery {}",
-                    tc.release, tc.recovery
+                    "applies to tcp.release window under a recovery that leaves sending to it ({}), or to recovery {}, \
+                     got release {} with recovery {}",
+                    names(|e| e.releases.is_empty()),
+                    names(|e| e.jitter),
+                    tc.release,
+                    tc.recovery
                 ),
             );
         }

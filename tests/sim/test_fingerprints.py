@@ -450,6 +450,13 @@ CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
             "kernel 0.975, now 0.974)"
         ),
     ),
+    "0.24.0": (
+        ALL_COLUMNS,
+        (
+            "RACK-TLP's paced departures follow Linux's earliest departure time (tcp_update_skb_after_send): a "
+            "send's lateness, up to half a packet's time, comes off the next gap (issue 72; send_clock.rs)"
+        ),
+    ),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""
@@ -459,6 +466,7 @@ ONLY_IN: dict[str, set[str]] = {
     "0.21.0": {"bbr_vs_linux", "codel_ecn", "cubic", "cubic_timeouts", "linux", "linux_shallow", "traffic"},
     "0.22.0": {"bbr_vs_linux"},
     "0.23.0": {"bbr_sack", "bbr_sack_retain", "bbr_vs_linux"},
+    "0.24.0": {"bbr_vs_linux"},
 }
 """Versions whose CHANGED_IN holds for these reference configs only; the others stay bit-identical."""
 

@@ -20,6 +20,7 @@ pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod release;
+pub mod send_clock;
 pub mod sender;
 pub mod sender_core;
 pub mod seq_ring;
@@ -581,7 +582,8 @@ crate::params! {
         /// Each send the window allows waits a random time, uniform in [0, send_jitter_ms], and
         /// takes with it what the window allows meanwhile: ns-2's `overhead_` (`send_much`'s
         /// delayed-send timer), which breaks drop-tail's phase effects (Floyd and Jacobson 1992;
-        /// docs/fidelity.md). Release window, under a recovery that leaves sending to it; 0 = off.
+        /// docs/fidelity.md). Release window, under a recovery that leaves sending to it, or
+        /// recovery rack_tlp, where each paced packet waits its own draw (`send_clock.rs`); 0 = off.
         send_jitter_ms: f64 = 0.0, unit "ms", check non_negative(1e4);
         /// The AIMD law's ssthresh at a loss is half the packets in flight (RFC 6675's pipe with
         /// SACK), as ns-3's TcpNewReno (`GetSsThresh(tcb, BytesInFlight)`), not half the window

@@ -5,7 +5,9 @@
 use super::rate::RateSampler;
 use super::seq_ring::SeqRing;
 use super::TcpState;
+use crate::rng::SimRng;
 use crate::time::{from_secs, Time};
+use rand::Rng;
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug)]
@@ -31,6 +33,31 @@ pub struct TcpParams {
     pub ssthresh_from_pipe: bool,
     pub rto_first_partial_only: bool,
     pub rto_backoff_reset_on_ack: bool,
+}
+
+#[cfg(test)]
+impl TcpParams {
+    /// The test senders' settings: 10 packets of window, a 200-ms minimum RTO, exact RTT samples.
+    pub(crate) fn for_tests() -> Self {
+        Self {
+            init_cwnd: 10.0,
+            init_ssthresh: 100.0,
+            wmax: 100.0,
+            min_rto_s: 0.2,
+            max_rto_s: 60.0,
+            init_rto_s: 3.0,
+            tick_s: 0.0,
+            limited_transmit: true,
+            max_burst: 0,
+            ecn: false,
+            delayed_ack: None,
+            rack_reo_wnd: 0.25,
+            send_jitter: 0,
+            ssthresh_from_pipe: false,
+            rto_first_partial_only: false,
+            rto_backoff_reset_on_ack: false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,6 +137,9 @@ pub struct SenderCore {
     /// The last ACK's RTT sample (exact, in s) and delivery rate (packets/s, if a valid sample
     /// not app-limited), for the world's meters (`TcpSender::take_samples`).
     pub(super) samples: (Option<f64>, Option<f64>),
+    /// The send jitter's draws for a recovery that sends itself (`send_clock.rs`); a stream of
+    /// its own, so that the release's draws stay as they were.
+    jitter_rng: Option<SimRng>,
 }
 
 impl SenderCore {
@@ -136,6 +166,19 @@ impl SenderCore {
             lost_pkts: 0,
             pacing_rate_pps: None,
             samples: (None, None),
+            jitter_rng: None,
+        }
+    }
+
+    pub fn set_jitter_rng(&mut self, rng: SimRng) {
+        self.jitter_rng = Some(rng);
+    }
+
+    /// A send's wait, uniform in [0, send jitter]: 0, and nothing drawn, without jitter.
+    pub fn draw_send_jitter(&mut self) -> Time {
+        match (self.p.send_jitter, &mut self.jitter_rng) {
+            (0, _) | (_, None) => 0,
+            (j, Some(rng)) => (rng.random::<f64>() * j as f64) as Time,
         }
     }
 

@@ -6,26 +6,9 @@ use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::TcpConfig;
 use std::collections::{HashSet, VecDeque};
 
-/// The test senders' settings: 10 packets of window, a 200-ms minimum RTO, exact RTT samples.
+/// The test senders' settings (`TcpParams::for_tests`).
 pub(crate) fn params() -> TcpParams {
-    TcpParams {
-        init_cwnd: 10.0,
-        init_ssthresh: 100.0,
-        wmax: 100.0,
-        min_rto_s: 0.2,
-        max_rto_s: 60.0,
-        init_rto_s: 3.0,
-        tick_s: 0.0,
-        limited_transmit: true,
-        max_burst: 0,
-        ecn: false,
-        delayed_ack: None,
-        rack_reo_wnd: 0.25,
-        send_jitter: 0,
-        ssthresh_from_pipe: false,
-        rto_first_partial_only: false,
-        rto_backoff_reset_on_ack: false,
-    }
+    TcpParams::for_tests()
 }
 
 /// A sender of the tcp preset `name`.

@@ -41,6 +41,8 @@ pub(crate) struct Route {
 const IDLE: Time = Time::MAX;
 /// Salt of a window law's stream, derived from its sender's (`rng::derived`).
 const LAW_SALT: u64 = 0x1a3;
+/// Salt of a sender's send-jitter stream (`send_clock.rs`), derived from its stream as the law's is.
+const JITTER_SALT: u64 = 0x7e5;
 
 /// A run in progress: the clock, the event list and the links, with the connections, the
 /// traffic and the meters in their own parts. It dispatches events; the parts hold the state.
@@ -256,7 +258,9 @@ impl<'c> World<'c> {
         let g = &self.conns.groups[group];
         let mut law = (g.law)();
         law.init(derived(&rng, LAW_SALT), self.cfg.pkt_bytes as f64);
-        TcpSender::new(g.params.clone(), law, g.tcp.make_recovery(), g.tcp.make_release(rng))
+        let mut sender = TcpSender::new(g.params.clone(), law, g.tcp.make_recovery(), g.tcp.make_release(rng.clone()));
+        sender.core.set_jitter_rng(derived(&rng, JITTER_SALT));
+        sender
     }
 
     fn new_receiver(&self, sender: &TcpSender) -> TcpReceiver {

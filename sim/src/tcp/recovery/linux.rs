@@ -21,6 +21,7 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "linux",
     make: || Linux::default().into(),
     releases: &["window"],
+    jitter: false,
 };
 
 pub struct Linux {

@@ -15,6 +15,8 @@ pub struct RecoveryEntry {
     /// The releases it combines with (empty: any). A recovery that decides every transmission
     /// itself names those it implements: the ACK clock (`window`), and pacing (`paced`).
     pub releases: &'static [&'static str],
+    /// It applies `tcp.send_jitter_ms` itself, with each of those releases (`send_clock.rs`).
+    pub jitter: bool,
 }
 
 /// Declares the recoveries: for each `module::Type`, `pub mod module;`, an `AnyRecovery` variant

@@ -7,6 +7,7 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "newreno",
     make: || NewReno::default().into(),
     releases: &[],
+    jitter: false,
 };
 
 #[derive(Default)]

@@ -15,6 +15,7 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "prr",
     make: || Prr::default().into(),
     releases: &[],
+    jitter: false,
 };
 
 /// PRR's counters for one recovery episode, and RFC 6937's `sndcnt` (also used by `rack_tlp`).

@@ -14,12 +14,17 @@ use super::prr::PrrCount;
 use super::rack_marks::Marks;
 use super::sack::Sack;
 use crate::tcp::ranges::LastBlocks;
+use crate::tcp::send_clock::SendClock;
 use crate::tcp::sender_core::SenderCore;
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, Reports, TcpState, WindowLaw};
 use crate::time::{from_secs, Time};
 
-pub const ENTRY: super::RecoveryEntry =
-    super::RecoveryEntry { name: "rack_tlp", make: || RackTlp::default().into(), releases: &["window", "paced"] };
+pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
+    name: "rack_tlp",
+    make: || RackTlp::default().into(),
+    releases: &["window", "paced"],
+    jitter: true,
+};
 
 /// RFC 8985's WCDelAckT, the worst-case delayed-ACK timer a lone probe waits out.
 const WC_DEL_ACK_S: f64 = 0.2;
@@ -81,10 +86,10 @@ pub struct RackTlp {
     scan_from: i64,
     /// The window law sets the window (BBR): no PRR in recovery, only the window.
     law_sets_window: bool,
-    /// Packets leave paced (`release = paced`): one every `core.release_gap_s()`, the next no
-    /// earlier than `next_send`; `credit` is what PRR still lets out meanwhile.
+    /// Packets leave paced (`release = paced`) at the times `clock` gives, which also holds the
+    /// send jitter; `credit` is what PRR still lets out meanwhile.
     paced: bool,
-    next_send: Time,
+    clock: SendClock,
     credit: i64,
     /// What the last ACK left for `after_ack`: packets it delivered, whether it advanced the
     /// cumulative ACK, and the reordering timer's wait.
@@ -290,7 +295,7 @@ impl RackTlp {
     }
 
     /// Sends what the state allows: PRR's count in recovery, else what the window leaves; paced,
-    /// one packet now at most and the release timer for the next.
+    /// one packet now at most and the release timer for the next (`send_clock.rs`, as the jitter).
     fn transmit(&mut self, core: &mut SenderCore, now: Time, delivered: i64, una_advanced: bool, out: &mut Vec<i64>) {
         if self.state == State::Recovery && !self.law_sets_window {
             if delivered > 0 {
@@ -315,18 +320,13 @@ impl RackTlp {
             if self.credit == i64::MAX && self.in_flight(&core.st) as f64 >= core.st.cwnd.min(core.st.wmax).floor() {
                 break;
             }
-            if paced && now < self.next_send {
-                core.send_deadline = Some(self.next_send);
-                break;
-            }
-            if !self.send_one(core, now, out) {
+            if !self.clock.ready(core, now, paced) || !self.send_one(core, now, out) {
                 break;
             }
             sent += 1;
-            if paced {
-                self.next_send = now + from_secs(core.release_gap_s());
-            }
+            self.clock.sent(core, now, paced);
         }
+        self.clock.done(now);
         if self.credit != i64::MAX {
             self.credit -= sent;
             self.prr.out += sent;
@@ -511,10 +511,11 @@ impl Recovery for RackTlp {
     }
 
     fn on_send_timer(&mut self, core: &mut SenderCore, now: Time, out: &mut Vec<i64>) -> bool {
-        if self.paced {
+        let mine = self.paced || self.clock.waiting();
+        if mine {
             self.transmit(core, now, 0, false, out);
         }
-        self.paced
+        mine
     }
 
     fn on_timer(&mut self, core: &mut SenderCore, law: &mut AnyLaw, now: Time, out: &mut Vec<i64>) -> bool {

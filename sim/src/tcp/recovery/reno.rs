@@ -7,6 +7,7 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "reno",
     make: || Reno.into(),
     releases: &[],
+    jitter: false,
 };
 
 pub struct Reno;

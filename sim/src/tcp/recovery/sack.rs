@@ -13,6 +13,7 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "sack",
     make: || Sack::default().into(),
     releases: &[],
+    jitter: false,
 };
 
 #[derive(Default)]

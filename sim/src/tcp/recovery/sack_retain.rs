@@ -17,6 +17,7 @@ pub const ENTRY: super::RecoveryEntry = super::RecoveryEntry {
     name: "sack_retain",
     make: || SackRetain(Sack::retaining()).into(),
     releases: &[],
+    jitter: false,
 };
 
 /// `Sack` built to retain (`Sack::retaining`); every call goes to it.
