@@ -639,12 +639,16 @@ impl UnionDef {
             |keys: &[&str]| Value::Map(map.iter().filter(|(k, _)| keys.contains(&k.as_str())).cloned().collect());
         let common = C::parse(&pick(C::keys()))?;
         let params = (variant.normalize)(&pick(variant.keys))?;
-        let label = self.label(variant.name, &common.value());
+        let label = self.label(variant.name, &common.value(), &params);
         Ok(Tagged { variant: variant.name, common, params, label })
     }
 
-    fn label(&self, variant: &'static str, common: &Value) -> &'static str {
-        let setting = |k: &str| if k == self.tag { Some(Value::str(variant)) } else { common.get(k).cloned() };
+    /// The preset whose every setting (tag, common or the variant's own parameters) the value has.
+    fn label(&self, variant: &'static str, common: &Value, params: &Value) -> &'static str {
+        let setting = |k: &str| match k == self.tag {
+            true => Some(Value::str(variant)),
+            false => common.get(k).or_else(|| params.get(k)).cloned(),
+        };
         self.presets
             .iter()
             .find(|p| p.set.iter().all(|(k, v)| setting(k) == Some(v.value())))

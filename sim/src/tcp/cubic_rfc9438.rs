@@ -26,6 +26,9 @@ crate::params! {
         c: f64 = 0.4, unit "pkts/s^3", check float_in(1e-3, 100.0);
         /// Shrink W_max when a congestion event comes before the window regained it.
         fast_convergence: bool = true;
+        /// Set alpha_cubic to 1 once W_est reaches cwnd_prior (section 4.3's SHOULD); Linux's
+        /// tcp_cubic keeps alpha_cubic (`tcp_friendliness`), as the `cubic` preset does.
+        alpha_one: bool = true;
         /// The initial slow start: rfc9406 (HyStart++) or standard (RFC 5681, up to ssthresh).
         slow_start: String = "rfc9406".into(), unit "", check one_of(slow_starts);
     }
@@ -54,6 +57,7 @@ pub struct CubicRfc9438 {
     beta: f64,
     c: f64,
     fast_convergence: bool,
+    alpha_one: bool,
     /// alpha_cubic now: 3 (1 - beta) / (1 + beta), then 1 once W_est reaches cwnd_prior.
     alpha: f64,
     /// W_max; 0 = none yet (no congestion event: the first epoch sets it).
@@ -79,6 +83,7 @@ impl CubicRfc9438 {
             beta: p.beta,
             c: p.c,
             fast_convergence: p.fast_convergence,
+            alpha_one: p.alpha_one,
             alpha: Self::alpha_cubic(p.beta),
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -146,7 +151,7 @@ impl CubicRfc9438 {
         let t = to_secs(ack.now - epoch);
         let acked = ack.acked_pkts as f64;
         self.w_est += self.alpha * acked / cwnd;
-        if self.w_est >= self.cwnd_prior {
+        if self.alpha_one && self.w_est >= self.cwnd_prior {
             self.alpha = 1.0;
         }
         let next = if self.w_cubic(t) < self.w_est {
@@ -250,10 +255,16 @@ mod tests {
 
     /// Section 4.3: at a small window the cubic grows slower than Reno would; W_est grows by
     /// alpha_cubic = 3 (1 - 0.7) / 1.7 = 0.529 packets an RTT and cwnd follows it, until W_est
-    /// reaches cwnd_prior and alpha becomes 1.
+    /// reaches cwnd_prior and alpha becomes 1; without `alpha_one` (Linux) it stays 0.529.
     #[test]
     fn the_reno_friendly_region_grows_by_alpha_cubic_then_one() {
-        let mut law = standard();
+        for (alpha_one, late) in [(true, 1.0), (false, 0.529)] {
+            let p = CubicRfc9438Params { slow_start: "standard".into(), alpha_one, ..Default::default() };
+            reno_friendly_growth(CubicRfc9438::new(&p), late);
+        }
+    }
+
+    fn reno_friendly_growth(mut law: CubicRfc9438, late: f64) {
         law.srtt_s = 0.01;
         let mut st = TcpState::new(20.0, 1e9, 1e6);
         law.on_fast_retransmit(&mut st, 0);
@@ -272,7 +283,7 @@ mod tests {
         let (g, friendly) = per_rtt[2];
         assert!(friendly && (g - 0.529).abs() < 0.04, "early: +{g} an RTT");
         let (g, friendly) = per_rtt[35];
-        assert!(friendly && (g - 1.0).abs() < 0.06, "past cwnd_prior 20: +{g} an RTT");
+        assert!(friendly && (g - late).abs() < 0.06, "past cwnd_prior 20: +{g} an RTT, not {late}");
     }
 
     /// Section 4.7: a loss below the last W_max lowers W_max to cwnd (1 + beta) / 2; a timeout

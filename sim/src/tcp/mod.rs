@@ -615,7 +615,7 @@ pub fn compat_names() -> Vec<&'static str> {
 /// window 10, RFC 6928; min RTO 200 ms, TCP_RTO_MIN; delayed ACKs at 40 ms, TCP_DELACK_MIN; RTT
 /// measured exactly), shared by `cubic`, `bbr` and `reno_linux`.
 macro_rules! linux_sender {
-    ($cc:literal, $release:literal) => {
+    ($cc:literal, $release:literal $(, $extra:expr)*) => {
         &[
             ("cc", Str($cc)),
             ("recovery", Str("rack_tlp")),
@@ -625,6 +625,7 @@ macro_rules! linux_sender {
             ("tick_ms", Num(0.0)),
             ("delayed_ack", Bool(true)),
             ("delack_ms", Num(40.0)),
+            $($extra,)*
         ]
     };
 }
@@ -652,9 +653,10 @@ pub static TCP: UnionDef = UnionDef {
         },
         PresetDef {
             name: "cubic",
-            doc: "CUBIC as Linux 6.x runs it: RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR, initial window \
-                  10, min RTO 200 ms, delayed ACKs (40 ms), RTT measured exactly",
-            set: linux_sender!("cubic_rfc9438", "window"),
+            doc: "CUBIC as Linux 6.x runs it: RFC 9438 CUBIC whose Reno-friendly rate stays alpha_cubic (Linux's \
+                  tcp_cubic), RACK-TLP with PRR, initial window 10, min RTO 200 ms, delayed ACKs (40 ms), RTT \
+                  measured exactly; HyStart++ where Linux has HyStart",
+            set: linux_sender!("cubic_rfc9438", "window", ("alpha_one", Bool(false))),
         },
         PresetDef {
             name: "cubic_2622",
