@@ -249,6 +249,8 @@ REFERENCE: dict[str, dict[str, Any]] = {
     # A Linux 6.x sender (RFC 9438 CUBIC with HyStart++, RACK-TLP with PRR), deep and shallow.
     "linux": dict(tcp="cubic", flows=20, buffer_pkts=30, **{**_DUMB, "wmax_pkts": 1000}),
     "linux_shallow": dict(tcp="cubic", flows=20, buffer_pkts=4, **{**_DUMB, "wmax_pkts": 1000}),
+    # Added in 0.25.0: Reno's AIMD as Linux runs it (delayed ACKs, RACK-TLP with PRR).
+    "reno_linux": dict(tcp="reno_linux", flows=20, buffer_pkts=10, **{**_DUMB, "wmax_pkts": 1000}),
     "newreno_prr": dict(tcp=dict(cc="newreno", recovery="prr"), flows=20, buffer_pkts=10, **_DUMB),
     # BBR v1 with RACK-TLP, paced, against CUBIC in a shallow buffer; and with RFC 6675 SACK.
     "bbr_vs_linux": dict(tcp_mix="bbr:5,cubic:5", flows=10, buffer_pkts=15, **{**_DUMB, "wmax_pkts": 1000}),
@@ -465,6 +467,14 @@ CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
             "than the kernel's cubic, now 18% (issue 72)"
         ),
     ),
+    "0.26.0": (
+        ALL_COLUMNS,
+        (
+            "the reno_linux preset grows by the packets each ACK acknowledges, as Linux's tcp_reno_cong_avoid "
+            "(the newreno law's new count_acked): with delayed ACKs a packet a round trip, as the kernel's reno, "
+            "not half (issue 72). traffic_web's summary echoes the new key in its groups' settings"
+        ),
+    ),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""
@@ -475,7 +485,8 @@ ONLY_IN: dict[str, set[str]] = {
     "0.22.0": {"bbr_vs_linux"},
     "0.23.0": {"bbr_sack", "bbr_sack_retain", "bbr_vs_linux"},
     "0.24.0": {"bbr_vs_linux"},
-    "0.25.0": {"bbr_vs_linux", "codel_ecn", "cubic", "cubic_timeouts", "linux", "linux_shallow", "traffic"},
+    "0.25.0": {"bbr_vs_linux", "linux", "linux_shallow"},
+    "0.26.0": {"reno_linux", "traffic_web"},
 }
 """Versions whose CHANGED_IN holds for these reference configs only; the others stay bit-identical."""
 

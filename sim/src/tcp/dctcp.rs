@@ -72,16 +72,16 @@ impl WindowLaw for Dctcp {
     }
 
     fn on_ack(&mut self, st: &mut TcpState, ack: &Ack) {
-        Aimd.on_ack(st, ack);
+        Aimd::default().on_ack(st, ack);
     }
 
     /// A loss: Reno's halving (`dctcp_react_to_loss`).
     fn on_fast_retransmit(&mut self, st: &mut TcpState, now: Time) {
-        Aimd.on_fast_retransmit(st, now);
+        Aimd::default().on_fast_retransmit(st, now);
     }
 
     fn on_timeout(&mut self, st: &mut TcpState, now: Time) {
-        Aimd.on_timeout(st, now);
+        Aimd::default().on_timeout(st, now);
     }
 
     /// `dctcp_ssthresh`: cwnd (1 - alpha / 2), at least 2 packets; the window drops to it at once

@@ -708,9 +708,9 @@ pub static TCP: UnionDef = UnionDef {
         },
         PresetDef {
             name: "reno_linux",
-            doc: "Reno's AIMD window as Linux runs it (the kernel's reno module): RACK-TLP with PRR and \
-                  Linux's settings as the cubic preset's",
-            set: linux_sender!("newreno", "window"),
+            doc: "Reno's AIMD window as Linux runs it (the kernel's reno module: growth by the packets an ACK \
+                  acknowledges): RACK-TLP with PRR and Linux's settings as the cubic preset's",
+            set: linux_sender!("newreno", "window", ("count_acked", Bool(true))),
         },
         PresetDef {
             name: "paced",

@@ -1,13 +1,20 @@
 //! The AIMD window law of Reno and NewReno (`cc = newreno`), as ns-2 2.35's `Agent/TCP`
-//! (`opencwnd`, `slowdown`). Details: docs/tcp.md, `tcp/newreno.rs`.
+//! (`opencwnd`, `slowdown`): one packet of growth an ACK in slow start, 1/cwnd in congestion
+//! avoidance. With `count_acked`, as Linux's `tcp_reno_cong_avoid` (`tcp_slow_start`,
+//! `tcp_cong_avoid_ai` in net/ipv4/tcp_cong.c): the packets an ACK acknowledges, so a delayed ACK
+//! covering two grows the window twice as much. Details: docs/tcp.md, `tcp/newreno.rs`.
 
 use super::{Ack, LawEntry, LawFactory, TcpState, WindowLaw};
-use crate::params::{normalize, Value, VariantDef};
+use crate::params::{normalize, Param, Value, VariantDef};
 use crate::time::Time;
 
 crate::params! {
-    /// The AIMD law has no parameters of its own.
-    pub struct NewRenoParams as "NewRenoParams" {}
+    /// The AIMD law's one choice.
+    pub struct NewRenoParams as "NewRenoParams" {
+        /// Grow by the packets each ACK acknowledges (Linux, RFC 3465's counting), not per ACK
+        /// (ns-2): with delayed ACKs, a packet a round trip in congestion avoidance, not half.
+        count_acked: bool = false;
+    }
 }
 
 pub const ENTRY: LawEntry = LawEntry {
@@ -24,15 +31,25 @@ pub const ENTRY: LawEntry = LawEntry {
     modes: &[],
 };
 
-fn factory(_: &Value) -> LawFactory {
-    Box::new(|| Aimd.into())
+fn factory(v: &Value) -> LawFactory {
+    let count_acked = NewRenoParams::parse(v).expect("validated").count_acked;
+    Box::new(move || Aimd { count_acked }.into())
 }
 
-pub struct Aimd;
+#[derive(Default)]
+pub struct Aimd {
+    count_acked: bool,
+}
 
 impl WindowLaw for Aimd {
-    fn on_ack(&mut self, st: &mut TcpState, _ack: &Ack) {
-        if st.cwnd < st.ssthresh {
+    fn on_ack(&mut self, st: &mut TcpState, ack: &Ack) {
+        if self.count_acked {
+            // tcp_slow_start up to ssthresh, what is left to tcp_cong_avoid_ai (1/cwnd a packet).
+            let acked = ack.acked_pkts.max(1) as f64;
+            let slow = if st.cwnd < st.ssthresh { acked.min(st.ssthresh - st.cwnd) } else { 0.0 };
+            st.cwnd += slow;
+            st.cwnd += (acked - slow) / st.cwnd;
+        } else if st.cwnd < st.ssthresh {
             st.cwnd += 1.0;
         } else {
             st.cwnd += 1.0 / st.cwnd;
@@ -86,7 +103,7 @@ mod tests {
     #[test]
     fn slow_start_then_one_packet_per_window() {
         let mut st = TcpState::new(2.0, 4.0, 100.0);
-        let mut law = Aimd;
+        let mut law = Aimd::default();
         law.on_ack(&mut st, &ack());
         law.on_ack(&mut st, &ack());
         assert_eq!(st.cwnd, 4.0);
@@ -98,9 +115,25 @@ mod tests {
     fn losses_halve_or_collapse() {
         let mut st = TcpState::new(2.0, 100.0, 100.0);
         st.cwnd = 21.0;
-        Aimd.on_fast_retransmit(&mut st, 0);
+        Aimd::default().on_fast_retransmit(&mut st, 0);
         assert_eq!((st.ssthresh, st.cwnd), (10.0, 10.5));
-        Aimd.on_timeout(&mut st, 0);
+        Aimd::default().on_timeout(&mut st, 0);
         assert_eq!((st.ssthresh, st.cwnd), (5.0, 1.0));
+    }
+
+    /// Counting what each ACK acknowledges (Linux): a delayed ACK of 2 packets grows slow start
+    /// by 2, up to ssthresh, and the rest at 1/cwnd a packet; per ACK (ns-2) it grows by 1.
+    #[test]
+    fn counting_acked_packets_grows_as_linux_with_delayed_acks() {
+        let two = Ack { now: 0, acked_pkts: 2, rtt_sample_s: None };
+        let mut st = TcpState::new(2.0, 5.0, 100.0);
+        let mut law = Aimd { count_acked: true };
+        law.on_ack(&mut st, &two);
+        assert_eq!(st.cwnd, 4.0);
+        law.on_ack(&mut st, &two);
+        assert_eq!(st.cwnd, 5.0 + 1.0 / 5.0, "one packet to ssthresh 5, the other at 1/cwnd");
+        let mut per_ack = TcpState::new(2.0, 5.0, 100.0);
+        Aimd::default().on_ack(&mut per_ack, &two);
+        assert_eq!(per_ack.cwnd, 3.0);
     }
 }
