@@ -45,6 +45,7 @@ from analysis.reproductions.kernel_vs_engine import kernel_vs_engine  # noqa: E4
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer  # noqa: E402
 from analysis.reproductions.modern_backends import modern_backends  # noqa: E402
 from analysis.reproductions.phase_effects import phase_effects  # noqa: E402
+from analysis.reproductions.phase_kernel import phase_kernel  # noqa: E402
 from analysis.reproductions.stanford import appenzeller_fig13, stanford_min_buffer  # noqa: E402
 
 
@@ -146,6 +147,9 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "dick_ns3": Reproduction(dick_ns3, "Dick 2005; ns-3 3.44", "Dick's 0.5x rows with ns-3's TCP rules vs ns-3"),
     "kernel_vs_engine": Reproduction(
         kernel_vs_engine, "Linux's own TCP (issue 71)", "the engine's cubic, reno_linux and bbr vs this host's kernel"
+    ),
+    "phase_kernel": Reproduction(
+        phase_kernel, "Floyd and Jacobson 1992; Linux", "the kernel's drop-tail fairness vs the engine's send jitter"
     ),
     "atlas": Reproduction(atlas, "Appenzeller 2004; Enachescu 2006; Dick 2005; Spang 2021", "the buffer atlas, small"),
     "atlas_slices": Reproduction(

@@ -1,5 +1,6 @@
-"""`reproduce kernel_vs_engine` (issue 71) on a reduced grid: both backends run every point,
-and the report pairs them with their bounds. Needs root (the kernel backend); skips saying why."""
+"""`reproduce kernel_vs_engine` (issue 71) and `phase_kernel` (issue 72) on reduced grids: both
+backends run every point, and the reports pair them. Needs root (the kernel backend); skips
+saying why."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from analysis.db import connect
 from analysis.reproductions.kernel_vs_engine import CHECKS, kernel_vs_engine, verdicts
+from analysis.reproductions.phase_kernel import nearest, phase_kernel
 from sweeps.backends import kernel
 
 NOT_HERE = kernel.missing()
@@ -41,3 +43,25 @@ def test_kernel_vs_engine_pairs_every_point_on_both_backends(tmp_path):
     engine = [(a, b) for backend, a, b in spans if backend == "engine"]
     for backend, start, end in spans:  # a kernel run holds the node: no engine run beside it
         assert backend != "kernel" or not any(a < end and start < b for a, b in engine), (start, end, engine)
+
+
+def test_the_nearest_jitter_is_the_one_closest_to_the_kernel_in_jain_and_top_share():
+    def at(jain: float, top: float) -> dict[str, float]:
+        return dict(jain=jain, top=top, loss=0.01, util=1.0, seeds=1)
+
+    data = {("kernel", 8, 0.0): at(0.90, 0.20), ("engine", 8, 0.0): at(0.50, 0.40)}
+    data |= {("engine", 8, 0.4): at(0.88, 0.21), ("engine", 8, 2.0): at(0.97, 0.15)}
+    ((jitter, dist),) = nearest(data).values()
+    assert jitter == 0.4 and dist == pytest.approx((0.02**2 + 0.01**2) ** 0.5)
+
+
+@pytest.mark.skipif(NOT_HERE is not None, reason=NOT_HERE or "")
+def test_phase_kernel_runs_the_kernel_once_beside_the_engines_jitters(tmp_path):
+    grid = ("flows=2", "tcp.send_jitter_ms=0,0.4", "seed=1", "duration_s=8", "warmup_s=3")
+    report, plot = phase_kernel(str(tmp_path / "results"), False, grid)
+    assert [tuple(r[:3]) for r in report.rows] == [("engine", 2, 0.0), ("engine", 2, 0.4), ("kernel", 2, 0.0)]
+    for r in report.rows:
+        assert 0.5 <= r[3] <= 1 and 0.5 <= r[4] <= 1 and r[7] == 1, r  # Jain and the top share of 2 flows
+    assert "2 flows: Jain" in report.reading and "nearest at" in report.reading, report.reading
+    plot()
+    plt.close("all")
