@@ -291,14 +291,10 @@ def compare(baseline: Path) -> Table:
 INSTRUCTIONS_CHILD = "import json, sys, sim; print(sim.run(**json.loads(sys.argv[1])).metrics()['bottleneck_pkts'])"
 
 
-def instructions(fields: dict, pythonpath: Path) -> int:
-    """Instructions the engine executes on `fields` (valgrind's callgrind, counting only inside
-    `sim.run`): deterministic, so a 1% difference is real, where wall time on a shared VM is not."""
-    return instructions_and_pkts(fields, pythonpath)[0]
-
-
 def instructions_and_pkts(fields: dict, pythonpath: Path) -> tuple[int, int]:
-    """`instructions`, and the run's bottleneck packets."""
+    """Instructions the engine executes on `fields` (valgrind's callgrind, counting only inside
+    `sim.run`: deterministic, so a 1% difference is real, where wall time on a shared VM is not),
+    and the run's bottleneck packets."""
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
     out = subprocess.run(
         [

@@ -170,18 +170,26 @@ def log_x_at(ax: Any, values: Sequence[float]) -> None:
     ax.set_xticks(values, [f"{v:g}" for v in values])
 
 
-def without_ns3(name: str, title: str, command: str) -> tuple[Report, Callable[[], None]] | None:
-    """For a reproduction that compares with ns-3: if ns-3 is not installed, a report and figure
-    that say so (rather than fail `reproduce all`); None when it is."""
-    missing = BACKENDS["ns3"].missing()
+def without_backend(
+    backend: str, name: str, title: str, command: str, advice: str = "."
+) -> tuple[Report, Callable[[], None]] | None:
+    """For a reproduction that compares with `backend`: if it cannot run here, a report and figure
+    that say why (rather than fail `reproduce all`), ending with `advice`; None when it can."""
+    missing = BACKENDS[backend].missing()
     if not missing:
         return None
     import matplotlib.pyplot as plt
 
-    why = f"Not run: {missing}; install it with `pip install -e '.[ns3]'` and run this again."
+    why = f"Not run: {missing}{advice}"
     return Report(name=name, title=title, command=command, reading=why), lambda: plt.figure().text(
         0.5, 0.5, why, ha="center", wrap=True
     )
+
+
+def without_ns3(name: str, title: str, command: str) -> tuple[Report, Callable[[], None]] | None:
+    """`without_backend` for ns-3, saying how to install it."""
+    advice = f"; install it with `{BACKENDS['ns3'].install}` and run this again."
+    return without_backend("ns3", name, title, command, advice)
 
 
 def status_note(rc: int) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli
+from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli, without_backend
 from analysis.reproductions.crosscheck import points
 from sweeps.backends import BACKENDS
 
@@ -52,15 +52,11 @@ def verdicts(engine: dict[str, Any], kern: dict[str, Any]) -> tuple[bool | None,
 
 def kernel_vs_engine(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    kernel = BACKENDS["kernel"]
-    if why := kernel.missing():
-        text = f"Not run: {why}."
-        return Report(name=NAME, title=TITLE, command=COMMAND, reading=text), lambda: plt.figure().text(
-            0.5, 0.5, text, ha="center", wrap=True
-        )
+    if skipped := without_backend("kernel", NAME, TITLE, COMMAND):
+        return skipped
     rc = sweep_cli(NAME, results, rerun, grid)
     con = stored(results, None, NAME)
-    data = points(con, NAME, KEYS, kernel.version(), METRICS, other="kernel", check=verdicts)
+    data = points(con, NAME, KEYS, BACKENDS["kernel"].version(), METRICS, other="kernel", check=verdicts)
     report = Report(
         name=NAME,
         title=TITLE,

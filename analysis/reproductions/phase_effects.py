@@ -38,14 +38,19 @@ def phase_effects(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tupl
     return report, lambda: plot(data)
 
 
+PER_RUN_SHARES = """WITH f AS (SELECT run_id, exec_id,
+                        sum(goodput_mbps) ^ 2 / (count(*) * sum(goodput_mbps ^ 2)) AS jain,
+                        max(goodput_mbps) / sum(goodput_mbps) AS top
+                      FROM flows GROUP BY ALL)"""
+"""Per run (`f`, joined on run_id and exec_id): Jain's index of its flows' goodputs and the largest
+flow's share of them."""
+
+
 def points(con: Any) -> dict[tuple, dict[str, float]]:
     """Per (queue, flows, jitter), over the seeds: Jain's index of the flows' goodputs (mean and
     lowest), utilization, loss rate, and the largest flow's share of the goodput."""
     rows = con.execute(
-        """WITH f AS (SELECT run_id, exec_id,
-                        sum(goodput_mbps) ^ 2 / (count(*) * sum(goodput_mbps ^ 2)) AS jain,
-                        max(goodput_mbps) / sum(goodput_mbps) AS top
-                      FROM flows GROUP BY ALL)
+        f"""{PER_RUN_SHARES}
            SELECT queue, flows, tcp_send_jitter_ms, avg(jain), min(jain), avg(utilization), avg(loss_rate), avg(top)
            FROM runs JOIN f USING (run_id, exec_id) WHERE name = ? AND status = 'ok' GROUP BY ALL""",
         [NAME],

@@ -10,8 +10,8 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli
-from sweeps.backends import BACKENDS
+from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli, without_backend
+from analysis.reproductions.phase_effects import PER_RUN_SHARES
 
 NAME = "phase_kernel"
 TITLE = "Phase effects on a real host: the kernel's fairness beside the engine's send jitter (issue 72)"
@@ -22,11 +22,8 @@ KERNEL = "kernel"
 
 def phase_kernel(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report, Callable[[], None]]:
     """`grid`: overrides that narrow the preset's grid (the tests' reduced one)."""
-    if why := BACKENDS[KERNEL].missing():
-        text = f"Not run: {why}."
-        return Report(name=NAME, title=TITLE, command=COMMAND, reading=text), lambda: plt.figure().text(
-            0.5, 0.5, text, ha="center", wrap=True
-        )
+    if skipped := without_backend("kernel", NAME, TITLE, COMMAND):
+        return skipped
     rc_engine = sweep_cli(NAME, results, rerun, grid)
     rc = sweep_cli(NAME, results, rerun, (*grid, f"backend={KERNEL}", "tcp.send_jitter_ms=0")) or rc_engine
     data = points(stored(results, None, NAME))
@@ -45,10 +42,7 @@ def points(con: Any) -> dict[tuple, dict[str, float]]:
     """Per (backend, flows, jitter), means over the seeds: Jain's index of the flows' goodputs,
     the largest flow's share of them, loss rate, utilization; and the seeds counted."""
     rows = con.execute(
-        """WITH f AS (SELECT run_id, exec_id,
-                        sum(goodput_mbps) ^ 2 / (count(*) * sum(goodput_mbps ^ 2)) AS jain,
-                        max(goodput_mbps) / sum(goodput_mbps) AS top
-                      FROM flows GROUP BY ALL)
+        f"""{PER_RUN_SHARES}
            SELECT backend, flows, tcp_send_jitter_ms, avg(jain), avg(top), avg(loss_rate), avg(utilization),
                   count(*)
            FROM runs JOIN f USING (run_id, exec_id) WHERE name = ? AND status = 'ok' GROUP BY ALL""",
