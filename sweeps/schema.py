@@ -371,6 +371,7 @@ NEUTRAL_AT_DEFAULT = {
     ("tcp", "send_jitter_ms"): 0.0,
     ("tcp", "alpha_one"): True,
     ("tcp", "count_acked"): False,
+    ("tcp", "handshake"): False,
 }
 """Parameters added after runs were stored, with the default at which they change nothing (the
 fingerprints show it): a config is hashed without them while they hold it, so a new parameter

@@ -475,6 +475,15 @@ CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
             "not half (issue 72). traffic_web's summary echoes the new key in its groups' settings"
         ),
     ),
+    "0.27.0": (
+        ALL_COLUMNS,
+        (
+            "the Linux presets (cubic, bbr, reno_linux) open with a handshake (tcp.handshake): the SYN's RTT is "
+            "the first sample, so the RTO starts near 200 ms, not init_rto_s' 3 s, and BBR paces its initial "
+            "window (bbr_init). A flow whose whole first window was dropped had waited 3, then 6 s, and starved "
+            "(issue 72). traffic and traffic_web echo the new key in their groups' settings"
+        ),
+    ),
 }
 """Per version, the (table, column)s it changed on purpose and why; every other column of every
 earlier version is reproduced bit for bit."""
@@ -487,6 +496,7 @@ ONLY_IN: dict[str, set[str]] = {
     "0.24.0": {"bbr_vs_linux"},
     "0.25.0": {"bbr_vs_linux", "linux", "linux_shallow"},
     "0.26.0": {"reno_linux", "traffic_web"},
+    "0.27.0": {"bbr_vs_linux", "linux", "linux_shallow", "reno_linux", "traffic", "traffic_web"},
 }
 """Versions whose CHANGED_IN holds for these reference configs only; the others stay bit-identical."""
 

@@ -604,6 +604,16 @@ impl WindowLaw for Bbr {
         self.mode == Mode::ProbeRtt // its low-rate samples must not lower the bandwidth estimate
     }
 
+    /// `bbr_init` after the handshake: the min RTT filter starts at the SYN's RTT (`tcp_min_rtt`)
+    /// and the pacing rate at high_gain x cwnd / srtt (`bbr_init_pacing_rate_from_rtt`), so the
+    /// initial window leaves paced, not at once.
+    fn on_connected(&mut self, st: &TcpState, now: Time, rtt_s: f64) {
+        self.started = true;
+        (self.min_rtt, self.min_rtt_stamp) = (Some(from_secs(rtt_s)), now);
+        self.agg.epoch_stamp = now;
+        self.init_pacing_rate(st.cwnd, Some(rtt_s));
+    }
+
     fn init(&mut self, rng: SimRng, pkt_bytes: f64) {
         self.rng = rng;
         self.pkt_bytes = pkt_bytes;

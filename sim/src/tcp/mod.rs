@@ -218,6 +218,9 @@ pub trait WindowLaw: Send {
     }
     /// Once, before the flow starts: its own random stream and the packet size.
     fn init(&mut self, _rng: SimRng, _pkt_bytes: f64) {}
+    /// The handshake's RTT sample (`tcp.handshake`), taken before the first packet: Linux's
+    /// `tcp_init_transfer` initializes the congestion control after it.
+    fn on_connected(&mut self, _st: &TcpState, _now: Time, _rtt_s: f64) {}
     /// The law's current mode, for per-mode time accounting (BBR's state), as an index into
     /// `LawEntry::modes`.
     fn mode(&self) -> Option<usize> {
@@ -494,6 +497,10 @@ macro_rules! window_laws {
                 match self { $(AnyLaw::$law(l) => l.init(rng, pkt_bytes),)* }
             }
             #[inline]
+            fn on_connected(&mut self, st: &TcpState, now: Time, rtt_s: f64) {
+                match self { $(AnyLaw::$law(l) => l.on_connected(st, now, rtt_s),)* }
+            }
+            #[inline]
             fn mode(&self) -> Option<usize> {
                 match self { $(AnyLaw::$law(l) => l.mode(),)* }
             }
@@ -562,6 +569,11 @@ crate::params! {
         max_rto_s: f64 = 60.0, unit "s", check positive(1e5);
         /// Retransmission timeout before the first RTT sample (ns-2 rtxcur_init_).
         init_rto_s: f64 = 3.0, unit "s", check positive(1e5);
+        /// The flow opens with a handshake, as a Linux connection does: its SYN's RTT (the flow's
+        /// RTT, without queueing) is the first RTT sample, before the first packet. It sets SRTT,
+        /// RTTVAR and so the RTO, and BBR's min RTT and initial pacing rate (`bbr_init`). Off:
+        /// ns-2's agents, which start with no sample, wait init_rto_s and send the window at once.
+        handshake: bool = false;
         /// RTT-sample granularity (ns-2 tcpTick_); 0 = exact.
         tick_ms: f64 = 10.0, unit "ms", check non_negative(1e4);
         /// The receiver delays ACKs (ns-2 DelAckSink): every second packet, or after delack_ms.
@@ -613,7 +625,7 @@ pub fn compat_names() -> Vec<&'static str> {
 /// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
 /// A preset of a law as Linux runs it: RACK-TLP with PRR, and Linux's sender settings (initial
 /// window 10, RFC 6928; min RTO 200 ms, TCP_RTO_MIN; delayed ACKs at 40 ms, TCP_DELACK_MIN; RTT
-/// measured exactly), shared by `cubic`, `bbr` and `reno_linux`.
+/// measured exactly; the handshake's RTT sample), shared by `cubic`, `bbr` and `reno_linux`.
 macro_rules! linux_sender {
     ($cc:literal, $release:literal $(, $extra:expr)*) => {
         &[
@@ -625,6 +637,7 @@ macro_rules! linux_sender {
             ("tick_ms", Num(0.0)),
             ("delayed_ack", Bool(true)),
             ("delack_ms", Num(40.0)),
+            ("handshake", Bool(true)),
             $($extra,)*
         ]
     };

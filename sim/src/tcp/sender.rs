@@ -121,6 +121,17 @@ impl TcpSender {
         self.core.send_deadline
     }
 
+    /// A new flow's connection is set up: with `tcp.handshake`, its RTT `rtt_s` (the SYN's, without
+    /// queueing) is the first RTT sample, and the window law initializes from it, as Linux's
+    /// `tcp_rcv_synsent_state_process` takes the SYN's RTT (`tcp_ack_update_rtt`) before
+    /// `tcp_init_transfer` initializes the congestion control. Without, nothing.
+    pub fn connect(&mut self, now: Time, rtt_s: f64) {
+        if self.core.p.handshake {
+            let r = self.core.rtt_sample(rtt_s);
+            self.law.on_connected(&self.core.st, now, r);
+        }
+    }
+
     pub fn start(&mut self, now: Time, out: &mut Vec<i64>) {
         self.release.restart(now);
         let burst = self.core.p.max_burst;

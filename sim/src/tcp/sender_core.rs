@@ -18,6 +18,8 @@ pub struct TcpParams {
     pub min_rto_s: f64,
     pub max_rto_s: f64,
     pub init_rto_s: f64,
+    /// `tcp.handshake`: the flow's RTT is its first RTT sample (`TcpSender::connect`).
+    pub handshake: bool,
     pub tick_s: f64,
     pub limited_transmit: bool,
     pub max_burst: u32,
@@ -46,6 +48,7 @@ impl TcpParams {
             min_rto_s: 0.2,
             max_rto_s: 60.0,
             init_rto_s: 3.0,
+            handshake: false,
             tick_s: 0.0,
             limited_transmit: true,
             max_burst: 0,

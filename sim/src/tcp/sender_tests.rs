@@ -448,3 +448,26 @@ fn ns3s_backoff_ends_at_any_ack_that_advances() {
         assert_eq!(s.core.backoff, if on { 1 } else { 2 });
     }
 }
+
+/// `tcp.handshake`: the SYN's RTT is the first sample, so the RTO comes from it (not init_rto_s),
+/// and BBR paces its initial window at high_gain x cwnd / srtt (`bbr_init`), where without a
+/// sample the window leaves at once.
+#[test]
+fn handshake_gives_the_first_rtt_sample() {
+    for handshake in [false, true] {
+        let t = TcpConfig::named("bbr");
+        let p = TcpParams { handshake, ..params() };
+        let release = t.make_release(stream(1, Stream::Sender, 0));
+        let mut s = TcpSender::new(p.into(), (t.law_factory())(), t.make_recovery(), release);
+        s.connect(0, 0.05);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        if handshake {
+            assert_eq!(s.core.rto_s(), 0.2, "srtt 50 ms + 4 x 25 ms, at least the 200-ms minimum");
+            assert!(out.len() <= 2 && s.send_deadline().is_some(), "paced: {out:?}");
+        } else {
+            assert_eq!(s.core.rto_s(), 3.0);
+            assert_eq!(out.len(), 10, "no sample: the initial window at once");
+        }
+    }
+}

@@ -222,6 +222,7 @@ impl<'c> World<'c> {
             min_rto_s: tc.min_rto_ms / 1000.0,
             max_rto_s: tc.max_rto_s,
             init_rto_s: tc.init_rto_s,
+            handshake: tc.handshake,
             tick_s: tc.tick_ms / 1000.0,
             limited_transmit: tc.limited_transmit,
             max_burst: tc.max_burst_pkts as u32,
@@ -372,6 +373,7 @@ impl<'c> World<'c> {
         match ev {
             Event::FlowStart(f) => {
                 let f = f as usize;
+                self.conns.senders[f].connect(self.now, self.conns.rtt_s[f]);
                 self.conns.senders[f].start(self.now, &mut self.conns.outbox);
                 self.flush(f);
             }

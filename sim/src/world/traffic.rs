@@ -236,6 +236,7 @@ impl World<'_> {
             self.conns.senders[f] = sender;
             self.set_path_delays(f, route, a.rtt_s);
         }
+        self.conns.senders[f].connect(self.now, a.rtt_s);
         self.conns.senders[f].start(self.now, &mut self.conns.outbox);
         self.flush(f);
     }
