@@ -594,6 +594,11 @@ impl WindowLaw for Bbr {
         (self.started && self.pacing_rate > 0.0).then_some(self.pacing_rate)
     }
 
+    /// `bbr_tso_segs_goal`: Linux's skbs at BBR's rate (2 packets above 1.2 Mb/s, a 1-ms burst).
+    fn tso_segs(&self) -> u32 {
+        self.tso_segs_goal() as u32
+    }
+
     /// `bbr_is_next_cycle_phase` reads it, in PROBE_BW with a gain other than 1; nothing before
     /// it in `on_rate_sample` changes the mode or the gain.
     fn reads_prior_in_flight(&self) -> bool {

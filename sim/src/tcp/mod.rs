@@ -207,6 +207,10 @@ pub trait WindowLaw: Send {
     fn pacing_rate_pps(&self) -> Option<f64> {
         None
     }
+    /// Packets a paced skb holds, which leave back to back (`send_clock.rs`).
+    fn tso_segs(&self) -> u32 {
+        1
+    }
     /// The law sets the window on every ACK (`on_rate_sample`), Linux's `cong_control`: loss
     /// recovery must not (no PRR), only choose what to send.
     fn sets_window(&self) -> bool {
@@ -483,6 +487,10 @@ macro_rules! window_laws {
             #[inline]
             fn pacing_rate_pps(&self) -> Option<f64> {
                 match self { $(AnyLaw::$law(l) => l.pacing_rate_pps(),)* }
+            }
+            #[inline]
+            fn tso_segs(&self) -> u32 {
+                match self { $(AnyLaw::$law(l) => l.tso_segs(),)* }
             }
             #[inline]
             fn sets_window(&self) -> bool {

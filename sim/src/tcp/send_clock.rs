@@ -3,8 +3,11 @@
 //! send moves it one packet's time on, less the send's lateness up to half of that, which Linux
 //! credits for "OS jitter"). With `tcp.send_jitter_ms`, a host's latency: each send waits a
 //! random time, uniform in [0, send_jitter_ms], past the moment it could leave; ACK-clocked, what
-//! the window then allows leaves together, as ns-2's `overhead_`. Not modelled: Linux's first 10
-//! packets unpaced. Details: docs/tcp.md, `tcp/send_clock.rs`.
+//! the window then allows leaves together, as ns-2's `overhead_`. A paced skb holds up to the window
+//! law's `tso_segs` packets (BBR's `bbr_tso_segs_goal`: 2 above 1.2 Mb/s), which leave back to
+//! back: Linux builds GSO skbs whatever the device, and segments them in software (tcp.c's
+//! `tcp_xmit_size_goal`, `tcp_mss_split_point`); the next skb then waits their time together. Not
+//! modelled: Linux's first 10 packets unpaced. Details: docs/tcp.md, `tcp/send_clock.rs`.
 
 use super::sender_core::SenderCore;
 use crate::time::{from_secs, Time};
@@ -15,11 +18,23 @@ pub struct SendClock {
     edt: Time,
     /// When the pending wait ends (None: none drawn yet).
     gate: Option<Time>,
+    /// The paced skb being filled: when it left, its packets so far, and how late it left.
+    skb: Skb,
+}
+
+#[derive(Default)]
+struct Skb {
+    at: Time,
+    segs: u32,
+    late: Time,
 }
 
 impl SendClock {
     /// Whether a packet may leave at `now`; if not, `core.send_deadline` is armed for when it may.
     pub fn ready(&mut self, core: &mut SenderCore, now: Time, paced: bool) -> bool {
+        if paced && self.joins_skb(core, now) {
+            return true;
+        }
         let gate = *self.gate.get_or_insert_with(|| {
             let from = if paced { self.edt.max(now) } else { now };
             from + core.draw_send_jitter()
@@ -30,14 +45,24 @@ impl SendClock {
         now >= gate
     }
 
-    /// A packet left at `now`: paced, the next departure time, and the next packet's own wait.
+    /// A packet left at `now`: paced, it joins the skb that left at this instant if there is room,
+    /// or starts one; the next skb's departure time is the skb's time on (its packets' gaps), less
+    /// its lateness up to half of that (`tcp_update_skb_after_send`); and the next packet's wait.
     pub fn sent(&mut self, core: &SenderCore, now: Time, paced: bool) {
         if paced {
-            let gap = from_secs(core.release_gap_s());
-            let late = now.saturating_sub(self.edt);
-            self.edt = now + gap - late.min(gap / 2);
+            if !self.joins_skb(core, now) {
+                self.skb = Skb { at: now, segs: 0, late: now.saturating_sub(self.edt) };
+            }
+            self.skb.segs += 1;
+            let len = from_secs(core.release_gap_s()) * self.skb.segs as Time;
+            self.edt = now + len - self.skb.late.min(len / 2);
             self.gate = None;
         }
+    }
+
+    /// A packet at `now` would join the skb that left at this instant: it has room.
+    fn joins_skb(&self, core: &SenderCore, now: Time) -> bool {
+        self.skb.segs > 0 && self.skb.at == now && self.skb.segs < core.tso_segs
     }
 
     /// The sending is over for now: an ACK-clocked wait that has ended is spent, and the next
@@ -85,6 +110,22 @@ mod tests {
         assert!(!clock.ready(&mut c, 2 * MS - 1, true) && clock.ready(&mut c, 2 * MS, true));
         clock.sent(&c, 5 * MS, true); // 3 ms late: half a gap's credit at most
         assert!(!clock.ready(&mut c, 5 * MS + MS / 2 - 1, true) && clock.ready(&mut c, 5 * MS + MS / 2, true));
+    }
+
+    /// Skbs of 2 packets (BBR above 1.2 Mb/s): both leave at once and the next skb waits both
+    /// their gaps; an skb the window leaves with one packet waits one gap.
+    #[test]
+    fn paced_skbs_leave_their_packets_together() {
+        let (mut c, mut clock) = (core(0), SendClock::default());
+        c.tso_segs = 2;
+        for _ in 0..2 {
+            assert!(clock.ready(&mut c, 0, true));
+            clock.sent(&c, 0, true);
+        }
+        assert!(!clock.ready(&mut c, 0, true) && c.send_deadline == Some(2 * MS), "a third waits");
+        assert!(clock.ready(&mut c, 2 * MS, true));
+        clock.sent(&c, 2 * MS, true);
+        assert!(!clock.ready(&mut c, 2 * MS + 1, true) && c.send_deadline == Some(3 * MS), "alone: one gap");
     }
 
     /// With jitter, each paced packet waits its own draw past its departure time, within the

@@ -322,6 +322,7 @@ impl TcpSender {
         let in_flight = InFlight::new(&count);
         self.law.on_rate_sample(&mut c.st, &rs, &in_flight);
         c.pacing_rate_pps = self.law.pacing_rate_pps();
+        c.tso_segs = self.law.tso_segs();
         if rs.is_valid() && !rs.is_app_limited {
             c.samples.1 = Some(rs.rate_pps());
         }

@@ -137,6 +137,8 @@ pub struct SenderCore {
     pub lost_pkts: u64,
     /// The window law's pacing rate, which the paced release follows.
     pub pacing_rate_pps: Option<f64>,
+    /// Packets a paced skb may hold (the law's `tso_segs`; `send_clock.rs`).
+    pub tso_segs: u32,
     /// The last ACK's RTT sample (exact, in s) and delivery rate (packets/s, if a valid sample
     /// not app-limited), for the world's meters (`TcpSender::take_samples`).
     pub(super) samples: (Option<f64>, Option<f64>),
@@ -168,6 +170,7 @@ impl SenderCore {
             rate: None,
             lost_pkts: 0,
             pacing_rate_pps: None,
+            tso_segs: 1,
             samples: (None, None),
             jitter_rng: None,
         }
