@@ -163,13 +163,18 @@ impl CubicRfc9438 {
         st.cwnd = next.min(st.wmax);
     }
 
-    /// Section 4.6: W_max (with fast convergence), cwnd_prior and ssthresh = cwnd beta.
+    /// Section 4.6: W_max (with fast convergence), cwnd_prior and ssthresh = cwnd beta. W_max and
+    /// the fast-convergence test are in whole packets, as Linux's `bictcp_recalc_ssthresh` and
+    /// ns-3's `TcpCubic::GetSsThresh` keep them: on the engine's fluid window, a loss at 116.49
+    /// packets after one at 116.51 would cut W_max to 99, which neither does (one flow's cycles at
+    /// the same peak then alternated with and without it).
     fn congestion_event(&mut self, st: &mut TcpState) {
         let cwnd = st.loss_window();
-        self.w_max = if self.fast_convergence && cwnd < self.w_max {
-            cwnd * (1.0 + self.beta) / 2.0
+        let whole = cwnd.floor();
+        self.w_max = if self.fast_convergence && whole < self.w_max.floor() {
+            (whole * (1.0 + self.beta) / 2.0).floor()
         } else {
-            cwnd
+            whole
         };
         self.cwnd_prior = cwnd;
         st.ssthresh = (cwnd * self.beta).max(2.0);
@@ -301,6 +306,21 @@ mod tests {
         st.cwnd = 40.0;
         law.on_ack(&mut st, &ack(1.0, 1));
         assert_eq!((law.k_s(), law.w_max), (0.0, 40.0));
+    }
+
+    /// Fast convergence counts whole packets, as Linux's and ns-3's CUBIC: a loss a fraction of a
+    /// packet below the last keeps W_max; one a whole packet below shrinks it, to whole packets.
+    #[test]
+    fn fast_convergence_counts_whole_packets() {
+        let mut law = standard();
+        let mut st = TcpState::new(116.51, 1e9, 1e6);
+        law.on_fast_retransmit(&mut st, 0);
+        st.cwnd = 116.49;
+        law.on_fast_retransmit(&mut st, 0);
+        assert_eq!(law.w_max, 116.0, "the same whole window: no fast convergence");
+        st.cwnd = 115.9;
+        law.on_fast_retransmit(&mut st, 0);
+        assert_eq!(law.w_max, (115.0_f64 * 1.7 / 2.0).floor());
     }
 
     /// Beta 0.5 is Reno's cut; a beta outside (0, 1) is refused naming the key.
