@@ -26,7 +26,8 @@ What we map (everything else must keep its default, or its preset's, or the run 
 - pkt_bytes is the IP packet: the TCP segment is pkt_bytes - 52 (IP, TCP, timestamp option).
 - init_cwnd, init_ssthresh, min_rto, tick (ClockGranularity), delayed ACKs (DelAckCount 2 or 1,
   DelAckTimeout), limited transmit; wmax as SndBufSize = RcvBufSize = wmax segments; init_rto as
-  ConnTimeout (ns-3 times its first data RTO from the handshake's RTT sample).
+  ConnTimeout (ns-3 times its first data RTO from the handshake's RTT sample, so it runs every
+  connection as `tcp.handshake` does, whatever that setting).
 - The long flows' RTTs and start times are the engine's draws for the seed, as in ns2.py.
 - queue (the bottleneck's discipline; `qdisc_attributes`): red, codel, pie and fq_codel as ns-3's
   RedQueueDisc, CoDelQueueDisc, PieQueueDisc and FqCoDelQueueDisc with our parameters, and step
@@ -126,6 +127,7 @@ MAPPED = (
     "tcp_min_rto_ms",
     "tcp_tick_ms",
     "tcp_init_rto_s",
+    "tcp_handshake",  # ns-3 opens every connection with its SYN exchange, whatever the setting
     "tcp_delayed_ack",
     "tcp_delack_ms",
     "tcp_limited_transmit",
