@@ -42,8 +42,9 @@ SCENARIO_CODE = {
     ("ns2", "3d7e9234"): "4aa99aabc649",
     ("ns3", "cf88d8b8"): "8fe879d56427",  # 48dd87288ccd until a comment of ns3_dumbbell.cc changed
     # e4c67c86f43a until the tcp.compat keys were accepted (ns-3 runs the same); c7253776a677 until the
-    # presets linux and cubic were renamed cubic and cubic_2622 (issue 69: each config runs the same)
-    ("ns3", "q1514"): "5ba969c5c03e",
+    # presets linux and cubic were renamed cubic and cubic_2622 (issue 69: each config runs the same);
+    # 5ba969c5c03e until tcp.handshake was mapped (issue 72: ns-3 always ran a SYN exchange)
+    ("ns3", "q1514"): "c2c559d943be",
 }
 """Per backend and hand-kept scenario version, the digest of the scenario and mapping code it
 stands for (`base.code_digest`)."""
@@ -90,8 +91,10 @@ CONTRACT_INPUTS = {
     "0.17.0": "d4e5ceb069d3f787",  # wmax_pkts defaults to 100,000 (was 64)
     # the preset linux is cubic (issue 69): the mix's group label. 9ae66abbbd7a8027 until the cubic preset
     # set tcp.alpha_one=false (issue 72): its hashed config gains the key, so a cubic run's id changes by
-    # itself, and no other config's hashes differently (a law's neutral default is not hashed)
-    "0.21.0": "129dfbb0d9016b3f",
+    # itself, and no other config's hashes differently (a law's neutral default is not hashed).
+    # 129dfbb0d9016b3f until the Linux presets set tcp.handshake=true (issue 72, engine 0.27.0): the same
+    # way, their configs' ids change by themselves (their kernel runs re-ran once), no other config's
+    "0.21.0": "0fba447d550367b3",
 }
 """Per backends.base.CONTRACT_VERSION, the digest of what other backends take from the engine."""
 
