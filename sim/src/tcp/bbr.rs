@@ -193,6 +193,15 @@ impl Bbr {
         bw * gain * (1.0 - PACING_MARGIN)
     }
 
+    /// `bbr_init`, at the handshake (with its RTT) or else at the first ACK: the min RTT filter
+    /// and the ACK-aggregation epoch start now, the pacing rate from the window.
+    fn begin(&mut self, cwnd: f64, now: Time, rtt_s: Option<f64>) {
+        self.started = true;
+        (self.min_rtt, self.min_rtt_stamp) = (rtt_s.map(from_secs), now);
+        self.agg.epoch_stamp = now;
+        self.init_pacing_rate(cwnd, rtt_s);
+    }
+
     /// `bbr_init_pacing_rate_from_rtt`: high_gain x cwnd / (srtt, or 1 ms before any sample).
     fn init_pacing_rate(&mut self, cwnd: f64, srtt_s: Option<f64>) {
         let rtt = srtt_s.map_or(1e-3, |s| s.max(1e-6));
@@ -570,10 +579,7 @@ impl WindowLaw for Bbr {
     /// `bbr_main`: the model, then the pacing rate and the window.
     fn on_rate_sample(&mut self, st: &mut TcpState, rs: &RateSample, in_flight: &InFlight) {
         if !self.started {
-            self.started = true;
-            self.min_rtt_stamp = rs.now;
-            self.agg.epoch_stamp = rs.now;
-            self.init_pacing_rate(st.cwnd, None);
+            self.begin(st.cwnd, rs.now, None);
         }
         self.update_bw(rs);
         self.update_ack_aggregation(st, rs);
@@ -613,10 +619,7 @@ impl WindowLaw for Bbr {
     /// and the pacing rate at high_gain x cwnd / srtt (`bbr_init_pacing_rate_from_rtt`), so the
     /// initial window leaves paced, not at once.
     fn on_connected(&mut self, st: &TcpState, now: Time, rtt_s: f64) {
-        self.started = true;
-        (self.min_rtt, self.min_rtt_stamp) = (Some(from_secs(rtt_s)), now);
-        self.agg.epoch_stamp = now;
-        self.init_pacing_rate(st.cwnd, Some(rtt_s));
+        self.begin(st.cwnd, now, Some(rtt_s));
     }
 
     fn init(&mut self, rng: SimRng, pkt_bytes: f64) {
