@@ -39,7 +39,7 @@ from sweeps.backends.kernel_run import DELAYLINE, FIRST_PORT, ROOT
 from sweeps.backends.records import drawn_flows, to_result
 from sweeps.raycfg import TESTBED_RESOURCE
 
-TESTBED_VERSION = "t1"
+TESTBED_VERSION = "t2"
 """What the testbed runs for a config (namespaces, qdiscs, delay line, generator, this mapping): in
 every kernel run's run_id beside the kernel's release; a new value when an edit changes it."""
 SENDERS = {"cubic": "cubic", "bbr": "bbr", "reno_linux": "reno"}
@@ -158,7 +158,9 @@ def request(cfg: SimConfig, flows: list[dict[str, Any]]) -> dict[str, Any]:
     bdp_bytes = cfg.core_mbps * 1e6 / 8 * max(f["rtt_ms"] for f in flows) / 1e3
     return {
         "rate_mbps": cfg.core_mbps,
-        "limit_pkts": int(cfg.buffer_pkts),
+        # htb takes a packet off the pfifo as its transmission starts; the engine's buffer, as
+        # ns-2's queue-limit, counts that packet too (docs/kernel.md).
+        "limit_pkts": max(1, int(cfg.buffer_pkts) - 1),
         "mtu": cfg.pkt_bytes,
         "init_cwnd": int(row["tcp_init_cwnd_pkts"]),
         "ecn": bool(row["tcp_ecn"]),

@@ -99,11 +99,15 @@ def counters(q: dict[str, float]) -> dict[str, float]:
 
 
 def emulation_metrics(cfg: SimConfig, queue: list[dict], line: dict[str, Any]) -> dict[str, Any]:
-    """The delay line's lateness, the rate the bottleneck gave while backlogged over the
-    configured one, the queue's 99th percentile, and why the timing is suspect, if it is."""
+    """The delay line's lateness, the rate the bottleneck gave while its backlog kept it busy over
+    the configured one (None when it never did between two reads), the queue's 99th percentile,
+    and why the timing is suspect, if it is."""
     busy_bits = busy_s = 0.0
+    pkt_s = cfg.pkt_bytes * 8 / (cfg.core_mbps * 1e6)
     for a, b in zip(queue, queue[1:]):
-        if a["backlog_pkts"] > 0 and b["backlog_pkts"] > 0 and b["time_s"] > a["time_s"]:
+        # Only a read whose backlog alone lasts to the next read: the link was busy throughout.
+        # A shallow queue can drain and refill between two reads, and its idle spell is no error.
+        if b["time_s"] > a["time_s"] and a["backlog_pkts"] * pkt_s >= b["time_s"] - a["time_s"]:
             ip_bytes = (b["bytes"] - a["bytes"]) - ETHERNET_BYTES * (b["packets"] - a["packets"])
             busy_bits, busy_s = busy_bits + 8 * ip_bytes, busy_s + b["time_s"] - a["time_s"]
     ratio = busy_bits / busy_s / (cfg.core_mbps * 1e6) if busy_s > 0 else None

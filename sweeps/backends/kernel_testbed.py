@@ -7,7 +7,8 @@ run and removed after it, with netlink (pyroute2) rather than parsing `ip` and `
 - addresses from 198.18.0.0/15 (RFC 2544's benchmarking range): S 198.18.0.1, R 198.18.0.2 and
   198.18.1.1, D 198.18.1.2; nothing routes outside the three namespaces;
 - the bottleneck is R's egress towards D: htb at the link's rate (plus Ethernet's 14 bytes a
-  packet, which htb counts and the engine does not), and a pfifo of `limit` packets under it;
+  packet, which htb counts and the engine does not), and a pfifo of `limit` packets under it
+  (the packets waiting: htb dequeues a packet as its transmission starts);
 - every ACK from D is policy-routed (iif r1) into tun0, where `bsw-delayline` holds it for its
   flow's RTT, and leaves tun0 towards S by the main table: the TCP loop sees the whole RTT;
 - offloads (TSO, GSO, GRO) off on every veth, so the bottleneck queues packets of the MTU;

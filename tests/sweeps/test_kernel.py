@@ -86,6 +86,33 @@ def test_an_aqm_this_kernel_lacks_is_refused_naming_it(tmp_path):
         assert "this kernel has no codel qdisc" in lines[0]
 
 
+def test_the_pfifo_holds_the_packets_waiting_and_the_engine_counts_the_one_sent():
+    cfg = sim.SimConfig(flows=1, buffer_pkts=8)
+    flows = [{"rtt_ms": 50.0, "start_s": 0.0}]
+    assert kernel.request(cfg, flows)["limit_pkts"] == 7
+    assert kernel.request(sim.SimConfig(flows=1, buffer_pkts=1), flows)["limit_pkts"] == 1
+
+
+def test_the_rate_is_judged_only_while_the_backlog_kept_the_link_busy():
+    from sweeps.backends.kernel_records import emulation_metrics
+
+    cfg = sim.SimConfig(core_mbps=20.0, pkt_bytes=1500)  # 0.6 ms a packet
+    line = {"lateness_p50_ns": 0, "lateness_p99_ns": 0, "lateness_max_ns": 0}
+
+    def reads(backlog: int, sent: int) -> list[dict[str, float]]:
+        return [
+            {"time_s": i * 0.01, "packets": i * sent, "bytes": i * sent * 1514, "backlog_pkts": backlog}
+            for i in range(20)
+        ]
+
+    # 8 waiting last 4.8 ms, less than the 10 ms between reads: a half-idle link is not judged.
+    shallow = emulation_metrics(cfg, reads(8, 8), line)
+    assert shallow["emulation_rate_ratio"] is None and shallow["timing_suspect"] is None
+    # 20 waiting last 12 ms: the link was busy throughout, and 8 packets in 10 ms is 0.48 x its rate.
+    deep = emulation_metrics(cfg, reads(20, 8), line)
+    assert abs(deep["emulation_rate_ratio"] - 0.48) < 1e-9 and "0.480 x its rate" in deep["timing_suspect"]
+
+
 @NEEDS_ROOT
 def test_a_kernel_run_measures_the_link_its_flows_and_its_own_timing():
     before = ours()
