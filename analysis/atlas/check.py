@@ -5,13 +5,20 @@ cells (and any `point=` asked, through `atlas query`'s bracket there), each targ
 most `max_long_s`), on `check_seeds` seeds from CHECK_SEED (none the atlas's), warm-up cut by
 MSER-5. The long answer lies in the bracket when the long probes' mean misses the target at lo
 and meets it at hi; where it does not, the check says on which side. An unreachable answer agrees
-when the long probe at the atlas's largest buffer misses too."""
+when the long probe at the atlas's largest buffer misses too.
+
+With `backend=kernel` (issue 72) the probes run on this host's Linux TCP in real time: `long_s`
+seconds each, the first quarter unmeasured (the kernel backend has no in-run precision), and the
+verdicts are stored for `reproduce atlas` (`results_dir/atlas/checks/NAME-kernel.parquet`). The
+axes and `targets` narrow the cells checked, as `tcp=cubic,bbr queue=droptail targets=[0.95]`."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import random
+from pathlib import Path
 from typing import Any
 
 from analysis.atlas.spec import AtlasSpec, Cell, load
@@ -23,6 +30,8 @@ point.rtt_ms=... point.target=...`: a point checked through `atlas query`'s brac
 CHECK_SEED = 101
 """The checks' first seed: their runs share none with the atlas's (seeds from 1)."""
 LONG_CYCLES = 10
+KERNEL_WARMUP = 0.25
+"""A kernel probe's unmeasured share of its `long_s` (the slow start and the flows' starts)."""
 
 
 def _own(args: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -42,9 +51,27 @@ def _own(args: list[str]) -> tuple[dict[str, Any], list[str]]:
     return own, rest
 
 
+def backend(spec: AtlasSpec) -> str:
+    """The backend the probes run on: the last `backend=` among the overrides, else the engine."""
+    given = [b.split("=", 1)[1] for b in spec.base if b.startswith("backend=")]
+    return given[-1] if given else "engine"
+
+
 def long_spec(spec: AtlasSpec, own: dict[str, int]) -> AtlasSpec:
-    """The atlas's spec with the check's long probes and seeds."""
+    """The atlas's spec with the check's long probes and seeds: on the kernel, `long_s` of real
+    time each, since in-run precision (MSER) is the engine's."""
     seeds = list(range(CHECK_SEED, CHECK_SEED + own["check_seeds"]))
+    if backend(spec) != "engine":
+        return dataclasses.replace(
+            spec,
+            name=f"{spec.name}_check_{backend(spec)}",
+            probe="fixed",
+            duration_rtts=0,
+            min_duration_s=own["long_s"],
+            warmup_fraction=KERNEL_WARMUP,
+            seeds=seeds,
+            min_seeds=len(seeds),
+        )
     return dataclasses.replace(
         spec,
         name=f"{spec.name}_check",  # a sweep of its own
@@ -112,7 +139,9 @@ def main(args: list[str]) -> int:
     spec: AtlasSpec = load(rest)
     cur = connect(spec.results_dir, documented=False).execute("SELECT * FROM atlas WHERE atlas = ?", [spec.name])
     cols = [d[0] for d in cur.description]
+    asked_cells = set(spec.cells())
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    rows = [r for r in rows if _cell(r) in asked_cells and r["target"] in spec.targets]
     cells = sorted({_cell(r) for r in rows}, key=str)
     if not cells:
         exit_usage(f"atlas: {spec.name!r} is not built in {spec.results_dir}; build it first")
@@ -130,11 +159,15 @@ def main(args: list[str]) -> int:
         runs.setdefault((c, b), {})[s] = m
     at = {k: probe_of(check, v) for k, v in runs.items()}
     counts: dict[str, int] = {}
+    checked = []
     for c, r in mine:
         here = {b: (at[(c, b)].utilization, at[(c, b)].halfwidth) for b in ends(r)}
         v = verdict(r, here) if here else "unprobed"
         counts[v] = counts.get(v, 0) + 1
+        checked.append(_record(c, r, here, v))
         print(_line(c, r, here, v))
+    if backend(spec) != "engine":
+        print(f"stored: {store(spec, checked)}")
     agree = counts.get("in", 0) + counts.get("unreachable", 0)
     total = sum(counts.values())
     print(f"{agree} of {total} answers' long probes agree with their bracket ({counts}); {new} runs simulated")
@@ -152,3 +185,37 @@ def _line(c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | None]
         f"{c.tcp} {c.queue} flows={c.flows} core_mbps={c.core_mbps:g} rtt_ms={c.rtt_ms:g} target {r['target']:g}: "
         f"atlas {r['min_buffer_pkts']} in ({r['lo_pkts']}, {hi}] [{r['flags'] or ''}]; long probes {probes}: {v}"
     )
+
+
+def _record(c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | None]], v: str) -> dict[str, Any]:
+    lo, hi = (here.get(r["lo_pkts"]) if r["lo_pkts"] else None), (here.get(r["hi_pkts"]) if r["hi_pkts"] else None)
+    return {
+        **dataclasses.asdict(c),
+        "target": r["target"],
+        "min_buffer_pkts": r["min_buffer_pkts"],
+        "lo_pkts": r["lo_pkts"],
+        "hi_pkts": r["hi_pkts"],
+        "lo_utilization": lo[0] if lo else None,
+        "hi_utilization": hi[0] if hi else None,
+        "verdict": v,
+    }
+
+
+def checks_path(results_dir: str, name: str, on: str) -> Path:
+    return Path(results_dir) / "atlas" / "checks" / f"{name}-{on}.parquet"
+
+
+def store(spec: AtlasSpec, checked: list[dict[str, Any]]) -> Path:
+    """The verdicts, replaced atomically (written beside, then renamed over)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = checks_path(spec.results_dir, spec.name, backend(spec))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        pq.write_table(pa.Table.from_pylist(checked), tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -43,7 +43,7 @@ def atlas(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report
         command=COMMAND,
         header=["claim", "paper", "the atlas computes", "holds"],
         rows=claim_rows(rows),
-        notes=[*rule_notes(rows), *fit_notes(rows)],
+        notes=[*kernel_notes(spec.results_dir, spec.name), *rule_notes(rows), *fit_notes(rows)],
         reading=reading(rows, stats, spec.cycles),
     )
     return report, lambda: _figure(pngs)
@@ -148,6 +148,37 @@ def _smaller(rows: list[dict[str, Any]], tcp: str) -> float:
         if r["min_buffer_pkts"] and (r["core_mbps"], r["rtt_ms"]) in base
     ]
     return statistics.median(ratios) if ratios else float("nan")
+
+
+def kernel_notes(results_dir: str, name: str) -> list[str]:
+    """The answers checked on this host's kernel (`atlas check backend=kernel`, issue 72), if
+    any were: each bracket's ends run on the kernel, and whether it agrees."""
+    import pyarrow.parquet as pq
+
+    from analysis.atlas.check import checks_path
+
+    path = checks_path(results_dir, name, "kernel")
+    if not path.exists():
+        return []
+    checked = pq.read_table(path).to_pylist()
+    agree = sum(r["verdict"] in ("in", "unreachable") for r in checked)
+    out = [
+        "## Checked on the kernel",
+        "",
+        f"{agree} of {len(checked)} answers agree with this host's Linux TCP: the kernel's probes miss "
+        "the target at the bracket's lower end (a bisection step below the answer) and meet it at the "
+        "answer (`python -m analysis atlas check +atlas=small backend=kernel`; docs/atlas.md).",
+        "",
+        "| tcp | queue | flows | Mb/s | RTT ms | target | answer | bracket | kernel at lo | at hi | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in checked:
+        lo, hi = (f"{r[k]:.4f}" if r[k] is not None else "-" for k in ("lo_utilization", "hi_utilization"))
+        out.append(
+            f"| {r['tcp']} | {r['queue']} | {r['flows']} | {r['core_mbps']:g} | {r['rtt_ms']:g} | {r['target']:g} "
+            f"| {r['min_buffer_pkts']} | ({r['lo_pkts']}, {r['hi_pkts']}] | {lo} | {hi} | {r['verdict']} |"
+        )
+    return [*out, ""]
 
 
 def rule_notes(rows: list[dict[str, Any]]) -> list[str]:

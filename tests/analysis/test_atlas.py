@@ -15,6 +15,7 @@ import pytest
 
 from analysis.db import connect
 from tests.conftest import ROOT
+from tests.sweeps.test_kernel import NEEDS_ROOT
 from tests.sweeps.test_mlflow_ui import CHROMIUM, FLAGS
 
 AXES = ["tcp=sack", "queue=droptail,codel", "core_mbps=10", "rtt_ms=10,20", "min_duration_s=5", "duration_rtts=50"]
@@ -296,6 +297,29 @@ def test_the_check_probes_each_bracket_long_on_other_seeds(built):
     assert verdict(row, {10: (0.94, 0.01), 12: (0.945, 0.01)}) == "above"
     assert verdict(row, {10: (0.951, 0.01), 12: (0.96, 0.01)}) == "below"
     assert verdict({"target": 0.95, "lo_pkts": 64, "hi_pkts": None}, {64: (0.9, 0.01)}) == "unreachable"
+
+
+@NEEDS_ROOT
+def test_the_kernel_checks_a_bracket_at_both_ends_and_the_report_reads_it(tmp_path):
+    """`atlas check backend=kernel` (issue 72): a CUBIC cell's bracket, each end run on this host's
+    own cubic in real time; the verdicts stored, and `reproduce atlas`'s section drawn from them."""
+    import pyarrow.parquet as pq
+
+    from analysis.atlas.check import checks_path
+    from analysis.reproductions.atlas import kernel_notes
+
+    cell = ["tcp=cubic", "queue=droptail", "flows=2", "core_mbps=10", "rtt_ms=20", "targets=[0.99]"]
+    short = ["seeds=[1,2]", "min_seeds=2", "min_duration_s=3", "duration_rtts=50", "max_probe_s=5"]
+    built = atlas(tmp_path, "build", "+atlas=small", *cell, *short)
+    assert built.returncode == 0, built.stderr
+    res = atlas(tmp_path, "check", "+atlas=small", "backend=kernel", "cells=1", "check_seeds=1", "long_s=4", *cell)
+    assert res.returncode in (0, 1), res.stderr
+    assert re.search(r"of 1 answers' long probes agree", res.stdout), res.stdout
+    (checked,) = pq.read_table(checks_path(str(tmp_path / "results"), "small", "kernel")).to_pylist()
+    assert checked["verdict"] in ("in", "above", "below") and 0.3 < checked["hi_utilization"] <= 1.005, checked
+    assert checked["lo_pkts"] < checked["hi_pkts"] and checked["lo_utilization"] is not None, checked
+    notes = "\n".join(kernel_notes(str(tmp_path / "results"), "small"))
+    assert f"| cubic | droptail | 2 | 10 | 20 | 0.99 | {checked['min_buffer_pkts']} |" in notes, notes
 
 
 def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):
