@@ -41,6 +41,7 @@ from analysis.reproductions.enachescu import (  # noqa: E402
     enachescu_fig2b,
     enachescu_fig3b,
 )
+from analysis.reproductions.kernel_grid import kernel_grid  # noqa: E402
 from analysis.reproductions.kernel_vs_engine import kernel_vs_engine  # noqa: E402
 from analysis.reproductions.modern import bbr_vs_cubic_buffer, cubic_single_flow_buffer  # noqa: E402
 from analysis.reproductions.modern_backends import modern_backends  # noqa: E402
@@ -147,6 +148,9 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     "dick_ns3": Reproduction(dick_ns3, "Dick 2005; ns-3 3.44", "Dick's 0.5x rows with ns-3's TCP rules vs ns-3"),
     "kernel_vs_engine": Reproduction(
         kernel_vs_engine, "Linux's own TCP (issue 71)", "the engine's cubic, reno_linux and bbr vs this host's kernel"
+    ),
+    "kernel_grid": Reproduction(
+        kernel_grid, "Linux's own TCP; ns-3 3.44 (issue 72)", "BBR, CUBIC and Reno on 10/100 Mb/s: engine, kernel, ns-3"
     ),
     "phase_kernel": Reproduction(
         phase_kernel, "Floyd and Jacobson 1992; Linux", "the kernel's drop-tail fairness vs the engine's send jitter"

@@ -198,6 +198,7 @@ def _record(c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | Non
         "lo_utilization": lo[0] if lo else None,
         "hi_utilization": hi[0] if hi else None,
         "verdict": v,
+        "engine_version": r.get("engine_version"),
     }
 
 

@@ -43,7 +43,7 @@ def atlas(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report
         command=COMMAND,
         header=["claim", "paper", "the atlas computes", "holds"],
         rows=claim_rows(rows),
-        notes=[*kernel_notes(spec.results_dir, spec.name), *rule_notes(rows), *fit_notes(rows)],
+        notes=[*kernel_notes(spec.results_dir, spec.name, rows), *rule_notes(rows), *fit_notes(rows)],
         reading=reading(rows, stats, spec.cycles),
     )
     return report, lambda: _figure(pngs)
@@ -150,9 +150,10 @@ def _smaller(rows: list[dict[str, Any]], tcp: str) -> float:
     return statistics.median(ratios) if ratios else float("nan")
 
 
-def kernel_notes(results_dir: str, name: str) -> list[str]:
+def kernel_notes(results_dir: str, name: str, rows: list[dict[str, Any]]) -> list[str]:
     """The answers checked on this host's kernel (`atlas check backend=kernel`, issue 72), if
-    any were: each bracket's ends run on the kernel, and whether it agrees."""
+    any were: each bracket's ends run on the kernel, and whether it agrees. A check of an answer
+    the atlas no longer gives (rebuilt since) is left out, and counted."""
     import pyarrow.parquet as pq
 
     from analysis.atlas.check import checks_path
@@ -160,14 +161,19 @@ def kernel_notes(results_dir: str, name: str) -> list[str]:
     path = checks_path(results_dir, name, "kernel")
     if not path.exists():
         return []
-    checked = pq.read_table(path).to_pylist()
+    answers = {_answer(r) for r in rows}
+    stored = pq.read_table(path).to_pylist()
+    checked = [r for r in stored if _answer(r) in answers]
     agree = sum(r["verdict"] in ("in", "unreachable") for r in checked)
+    stale = f" ({len(stored) - len(checked)} checks of answers this build no longer gives left out)"
     out = [
         "## Checked on the kernel",
         "",
         f"{agree} of {len(checked)} answers agree with this host's Linux TCP: the kernel's probes miss "
         "the target at the bracket's lower end (a bisection step below the answer) and meet it at the "
-        "answer (`python -m analysis atlas check +atlas=small backend=kernel`; docs/atlas.md).",
+        "answer (`python -m analysis atlas check +atlas=small backend=kernel`; docs/atlas.md)"
+        + (stale if len(checked) < len(stored) else "")
+        + ".",
         "",
         "| tcp | queue | flows | Mb/s | RTT ms | target | answer | bracket | kernel at lo | at hi | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -179,6 +185,12 @@ def kernel_notes(results_dir: str, name: str) -> list[str]:
             f"| {r['min_buffer_pkts']} | ({r['lo_pkts']}, {r['hi_pkts']}] | {lo} | {hi} | {r['verdict']} |"
         )
     return [*out, ""]
+
+
+def _answer(r: dict[str, Any]) -> tuple:
+    """An answer's identity: its cell, target, bracket and the engine that gave it."""
+    keys = ("tcp", "queue", "flows", "core_mbps", "rtt_ms", "traffic", "target", "lo_pkts", "hi_pkts")
+    return (*(r[k] for k in keys), r["engine_version"])
 
 
 def rule_notes(rows: list[dict[str, Any]]) -> list[str]:

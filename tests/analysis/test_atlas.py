@@ -318,8 +318,12 @@ def test_the_kernel_checks_a_bracket_at_both_ends_and_the_report_reads_it(tmp_pa
     (checked,) = pq.read_table(checks_path(str(tmp_path / "results"), "small", "kernel")).to_pylist()
     assert checked["verdict"] in ("in", "above", "below") and 0.3 < checked["hi_utilization"] <= 1.005, checked
     assert checked["lo_pkts"] < checked["hi_pkts"] and checked["lo_utilization"] is not None, checked
-    notes = "\n".join(kernel_notes(str(tmp_path / "results"), "small"))
+    notes = "\n".join(kernel_notes(str(tmp_path / "results"), "small", rows(tmp_path)))
     assert f"| cubic | droptail | 2 | 10 | 20 | 0.99 | {checked['min_buffer_pkts']} |" in notes, notes
+    other = [{**r, "engine_version": "0.0.0"} for r in rows(tmp_path)]  # as if rebuilt on another engine
+    assert "1 checks of answers this build no longer gives left out" in "\n".join(
+        kernel_notes(str(tmp_path / "results"), "small", other)
+    )
 
 
 def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):

@@ -4,13 +4,16 @@ saying why."""
 
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 import pytest
 
 from analysis.db import connect
+from analysis.reproductions.kernel_grid import kernel_grid
 from analysis.reproductions.kernel_vs_engine import CHECKS, kernel_vs_engine, verdicts
 from analysis.reproductions.phase_kernel import nearest, phase_kernel
-from sweeps.backends import kernel
+from sweeps.backends import BACKENDS, kernel
 
 NOT_HERE = kernel.missing()
 
@@ -43,6 +46,24 @@ def test_kernel_vs_engine_pairs_every_point_on_both_backends(tmp_path):
     engine = [(a, b) for backend, a, b in spans if backend == "engine"]
     for backend, start, end in spans:  # a kernel run holds the node: no engine run beside it
         assert backend != "kernel" or not any(a < end and start < b for a, b in engine), (start, end, engine)
+
+
+@pytest.mark.skipif(NOT_HERE is not None, reason=NOT_HERE or "")
+def test_kernel_grid_puts_the_engine_the_kernel_and_ns3_side_by_side(tmp_path):
+    """Issue 72, items 2 and 3: each point on the engine and the kernel, and on ns-3 where it is
+    installed (BBR there without its long-term mode: a preset of its own)."""
+    grid = ("tcp=cubic,bbr", "core_mbps=10", "flows=2", "buffer_policy.factor=1", "seed=1")
+    report, plot = kernel_grid(str(tmp_path / "results"), False, (*grid, "duration_s=8", "warmup_s=3"))
+    assert sorted(r[0] for r in report.rows) == ["bbr", "cubic"], report.reading
+    ns3 = BACKENDS["ns3"].missing() is None
+    for r in report.rows:
+        kern, engine, other = (None if v == "n/a" else float(v) for v in r[4].split(" / "))
+        assert kern is not None and engine is not None and 0.5 < kern <= 1.01 and 0.5 < engine <= 1.01, r
+        assert (other is not None) == ns3, (r, ns3)
+    assert "points within every bound" in report.reading
+    assert (re.search(r"ns-3 [01] of 1", report.reading) is not None) == ns3, report.reading
+    plot()
+    plt.close("all")
 
 
 def test_the_nearest_jitter_is_the_one_closest_to_the_kernel_in_jain_and_top_share():
