@@ -98,19 +98,30 @@ def counters(q: dict[str, float]) -> dict[str, float]:
     }
 
 
-def emulation_metrics(cfg: SimConfig, queue: list[dict], line: dict[str, Any]) -> dict[str, Any]:
-    """The delay line's lateness, the rate the bottleneck gave while its backlog kept it busy over
-    the configured one (None when it never did between two reads), the queue's 99th percentile,
-    and why the timing is suspect, if it is."""
-    busy_bits = busy_s = 0.0
+def busy_rate(cfg: SimConfig, queue: list[dict]) -> float | None:
+    """The rate the bottleneck gave over the configured one, across the reads whose backlog alone
+    lasted to the next read: the link was busy throughout (a shallow queue can drain and refill
+    between two reads, and its idle spell is no error). A stretch of such reads counts its
+    packets to within one, so the rate is judged (not None) only when the stretches are at most
+    half of RATE_TOLERANCE of the packets counted."""
     pkt_s = cfg.pkt_bytes * 8 / (cfg.core_mbps * 1e6)
+    bits = secs = 0.0
+    stretches, was_busy = 0, False
     for a, b in zip(queue, queue[1:]):
-        # Only a read whose backlog alone lasts to the next read: the link was busy throughout.
-        # A shallow queue can drain and refill between two reads, and its idle spell is no error.
-        if b["time_s"] > a["time_s"] and a["backlog_pkts"] * pkt_s >= b["time_s"] - a["time_s"]:
+        busy = b["time_s"] > a["time_s"] and a["backlog_pkts"] * pkt_s >= b["time_s"] - a["time_s"]
+        if busy:
             ip_bytes = (b["bytes"] - a["bytes"]) - ETHERNET_BYTES * (b["packets"] - a["packets"])
-            busy_bits, busy_s = busy_bits + 8 * ip_bytes, busy_s + b["time_s"] - a["time_s"]
-    ratio = busy_bits / busy_s / (cfg.core_mbps * 1e6) if busy_s > 0 else None
+            bits, secs, stretches = bits + 8 * ip_bytes, secs + b["time_s"] - a["time_s"], stretches + (not was_busy)
+        was_busy = busy
+    if secs == 0 or stretches > RATE_TOLERANCE / 2 * secs / pkt_s:
+        return None
+    return bits / secs / (cfg.core_mbps * 1e6)
+
+
+def emulation_metrics(cfg: SimConfig, queue: list[dict], line: dict[str, Any]) -> dict[str, Any]:
+    """The delay line's lateness, the rate the bottleneck gave while busy (`busy_rate`), the
+    queue's 99th percentile, and why the timing is suspect, if it is."""
+    ratio = busy_rate(cfg, queue)
     p99 = line["lateness_p99_ns"] / 1e3
     pkt_us = cfg.pkt_bytes * 8 / cfg.core_mbps
     why = []

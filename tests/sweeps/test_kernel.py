@@ -99,9 +99,14 @@ def test_the_rate_is_judged_only_while_the_backlog_kept_the_link_busy():
     cfg = sim.SimConfig(core_mbps=20.0, pkt_bytes=1500)  # 0.6 ms a packet
     line = {"lateness_p50_ns": 0, "lateness_p99_ns": 0, "lateness_max_ns": 0}
 
-    def reads(backlog: int, sent: int) -> list[dict[str, float]]:
+    def reads(backlog: int, sent: int, every: int = 1) -> list[dict[str, float]]:
         return [
-            {"time_s": i * 0.01, "packets": i * sent, "bytes": i * sent * 1514, "backlog_pkts": backlog}
+            {
+                "time_s": i * 0.01,
+                "packets": i * sent,
+                "bytes": i * sent * 1514,
+                "backlog_pkts": backlog * (i % every == 0),
+            }
             for i in range(20)
         ]
 
@@ -111,6 +116,9 @@ def test_the_rate_is_judged_only_while_the_backlog_kept_the_link_busy():
     # 20 waiting last 12 ms: the link was busy throughout, and 8 packets in 10 ms is 0.48 x its rate.
     deep = emulation_metrics(cfg, reads(20, 8), line)
     assert abs(deep["emulation_rate_ratio"] - 0.48) < 1e-9 and "0.480 x its rate" in deep["timing_suspect"]
+    # Busy every other read: 10 stretches of 17 packets' time, each counted to within a packet, are
+    # too coarse for a 1% bound.
+    assert emulation_metrics(cfg, reads(20, 8, every=2), line)["emulation_rate_ratio"] is None
 
 
 @NEEDS_ROOT
