@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -207,16 +206,9 @@ def checks_path(results_dir: str, name: str, on: str) -> Path:
 
 
 def store(spec: AtlasSpec, checked: list[dict[str, Any]]) -> Path:
-    """The verdicts, replaced atomically (written beside, then renamed over)."""
+    """The verdicts, replaced atomically."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    path = checks_path(spec.results_dir, spec.name, backend(spec))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        pq.write_table(pa.Table.from_pylist(checked), tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    from analysis.atlas.table import write_atomic
+
+    return write_atomic(checks_path(spec.results_dir, spec.name, backend(spec)), pa.Table.from_pylist(checked))

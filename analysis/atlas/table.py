@@ -69,8 +69,12 @@ def path_of(results_dir: str, name: str) -> Path:
 
 
 def write(results_dir: str, name: str, table: pa.Table) -> Path:
-    """Replaces the atlas's table atomically: written beside, then renamed over."""
-    path = path_of(results_dir, name)
+    """Replaces the atlas's table atomically (`write_atomic`)."""
+    return write_atomic(path_of(results_dir, name), table)
+
+
+def write_atomic(path: Path, table: pa.Table) -> Path:
+    """Replaces the Parquet file at `path`: written beside, then renamed over."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex}")  # never read as a table, if left by a kill
     try:

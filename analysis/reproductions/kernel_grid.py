@@ -13,16 +13,7 @@ import matplotlib.pyplot as plt
 
 from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli, without_backend
 from analysis.reproductions.crosscheck import points
-from analysis.reproductions.kernel_vs_engine import (
-    CHECKS,
-    DELAY_ABS_MS,
-    DELAY_REL,
-    JAIN_ABS,
-    LOSS_REL,
-    MIN_DROPS,
-    UTIL_ABS,
-    verdicts,
-)
+from analysis.reproductions.kernel_vs_engine import CHECKS, bounds_text, equality_axes, verdicts
 from analysis.reproductions.kernel_vs_engine import METRICS as PAIR_METRICS
 from sweeps.backends import BACKENDS
 
@@ -95,10 +86,8 @@ def reading(data: dict[tuple, dict[str, Any]], ns3: bool) -> str:
         return "No point ran on both the engine and the kernel."
     within = {k for k, by in data.items() if all(v is not False for v in by["check"])}
     text = (
-        f"Bounds (issue 72's, as kernel_vs_engine's): utilization ±{UTIL_ABS}, loss rate ±{LOSS_REL:.0%} (where "
-        f"the kernel dropped {MIN_DROPS} or more packets a run), Jain ±{JAIN_ABS}, mean queueing delay "
-        f"±{DELAY_REL:.0%} or {DELAY_ABS_MS:g} ms. **The engine: {len(within)} of {len(data)} points within every "
-        "bound.**\n"
+        f"Bounds (issue 72's, as kernel_vs_engine's): {bounds_text()}. **The engine: {len(within)} of {len(data)} "
+        "points within every bound.**\n"
     )
     for tcp in sorted({k[0] for k in data}):
         mine = [k for k in data if k[0] == tcp]
@@ -138,13 +127,7 @@ def plot(data: dict[tuple, dict[str, Any]]) -> None:
                 xy = [(x, y) for x, y in xy if x is not None and y is not None]
                 if xy:
                     ax.plot(*zip(*xy), marker, color=f"C{i}", mfc="none", label=f"{tcp}, {backend}")
-        lo, hi = ax.get_xlim()
-        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-        if metric != "utilization" and metric != "jain":
-            ax.set_xscale("symlog", linthresh=1e-3 if metric == "loss" else 0.1)
-            ax.set_yscale("symlog", linthresh=1e-3 if metric == "loss" else 0.1)
-        ax.set_xlabel(f"kernel: {label}")
-        ax.set_ylabel(f"engine (o), ns-3 (x): {label}")
+        equality_axes(ax, metric, f"kernel: {label}", f"engine (o), ns-3 (x): {label}")
     axes[0].legend(fontsize=7)
     fig.suptitle("Each point: one set-up (sender, speed, flows, buffer), mean of its seeds; the line is equality")
     fig.tight_layout()

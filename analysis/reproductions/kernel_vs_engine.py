@@ -83,11 +83,7 @@ def reading(data: dict[tuple, dict[str, Any]]) -> str:
     if not data:
         return "No point ran on both backends."
     within = [k for k, by in data.items() if all(v is not False for v in by["check"])]
-    text = (
-        f"Bounds (issue 72's): utilization ±{UTIL_ABS}, loss rate ±{LOSS_REL:.0%} (where the kernel dropped "
-        f"{MIN_DROPS} or more packets a run), Jain ±{JAIN_ABS}, mean queueing delay ±{DELAY_REL:.0%} or "
-        f"{DELAY_ABS_MS:g} ms. **{len(within)} of {len(data)} points within every bound.**\n"
-    )
+    text = f"Bounds (issue 72's): {bounds_text()}. **{len(within)} of {len(data)} points within every bound.**\n"
     per_tcp: dict[str, list[bool]] = {}
     for k in data:
         per_tcp.setdefault(k[0], []).append(k in within)
@@ -105,6 +101,13 @@ def reading(data: dict[tuple, dict[str, Any]]) -> str:
     return text
 
 
+def bounds_text() -> str:
+    return (
+        f"utilization ±{UTIL_ABS}, loss rate ±{LOSS_REL:.0%} (where the kernel dropped {MIN_DROPS} or more "
+        f"packets a run), Jain ±{JAIN_ABS}, mean queueing delay ±{DELAY_REL:.0%} or {DELAY_ABS_MS:g} ms"
+    )
+
+
 def plot(data: dict[tuple, dict[str, Any]]) -> None:
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.6))
     labels = {"utilization": "utilization", "loss": "loss rate", "jain": "Jain's fairness"}
@@ -116,13 +119,23 @@ def plot(data: dict[tuple, dict[str, Any]]) -> None:
             xy = [(x, y) for x, y in xy if x is not None and y is not None]
             if xy:
                 ax.plot(*zip(*xy), "o", color=f"C{i}", label=tcp)
-        lo, hi = ax.get_xlim()
-        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-        if metric in ("loss", "delay"):
-            ax.set_xscale("symlog", linthresh=1e-3 if metric == "loss" else 0.1)
-            ax.set_yscale("symlog", linthresh=1e-3 if metric == "loss" else 0.1)
-        ax.set_xlabel(f"kernel: {label}")
-        ax.set_ylabel(f"engine: {label}")
+        equality_axes(ax, metric, f"kernel: {label}", f"engine: {label}")
     axes[0].legend(fontsize=8)
     fig.suptitle("Each point: one set-up (sender, flows, buffer), mean of its seeds; the line is equality")
     fig.tight_layout()
+
+
+LOG_FLOOR = {"loss": 1e-3, "delay": 0.1, "retrans": 0.1}
+"""Metrics drawn on a symlog scale, linear below this."""
+
+
+def equality_axes(ax: Any, metric: str, xlabel: str, ylabel: str) -> None:
+    """The kernel on x against another backend on y: the line of equality, a symlog scale for the
+    metrics that span decades (LOG_FLOOR), and the labels."""
+    lo, hi = ax.get_xlim()
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    if metric in LOG_FLOOR:
+        ax.set_xscale("symlog", linthresh=LOG_FLOOR[metric])
+        ax.set_yscale("symlog", linthresh=LOG_FLOOR[metric])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
