@@ -24,6 +24,10 @@ from sweeps.worker import Job, JobResult, run_batch, unpack
 TARGET_TASK_S = 0.5  # adaptive batching aims at tasks of about this length
 MAX_RESTARTS = 2
 """Restarts of the embedded Ray in one sweep before giving up (exit 3)."""
+NODE_SETTLE_S = 3.0
+"""How long a worker's death waits for the embedded node's processes to show whether the
+node died with it: in test_faults the raylet was seen dead 0.0-0.1 s after the error reached
+the driver, while the GCS still called the node alive (the race that made that test flaky)."""
 
 Batch = tuple[list[Job], dict[int, Any], int]
 """Jobs, their (spec, overrides) by index, and the attempt."""
@@ -58,10 +62,23 @@ def _peak_mb(spec: Any) -> float:
     return sim.estimate(spec.sim).peak_memory_mb if spec.params["backend"] == DEFAULT else 0.0
 
 
-def _local_node_alive() -> bool:
-    """The driver's own node (the embedded one, or the cluster node it attached through)."""
+def _local_node_alive(settle_s: float = NODE_SETTLE_S) -> bool:
+    """The driver's own node (the embedded one, or the cluster node it attached through). The
+    GCS marks a node dead only after its health checks miss (seconds), so a node this process
+    started is judged by its own processes (raylet, GCS, agents), polled for `settle_s`: the
+    raylet may still be exiting when its workers' deaths reach the driver."""
+    import time
+
     import ray
 
+    node = getattr(ray._private.worker, "_global_node", None)  # private, but the only instant answer
+    if node is not None and node.all_processes:
+        deadline = time.monotonic() + settle_s
+        while not node.dead_processes():
+            if time.monotonic() >= deadline:
+                return True
+            time.sleep(0.1)
+        return False
     try:
         me = ray.get_runtime_context().get_node_id()
         return any(n["NodeID"] == me and n["Alive"] for n in ray.nodes())
@@ -202,7 +219,7 @@ def drive(
             except RayTaskError as e:  # the batch function itself failed: record every job
                 results = failed_results(batch, f"{type(e).__name__}: {e}")
             except RayError as e:
-                if _node_died(e) and not _local_node_alive():
+                if not _local_node_alive(NODE_SETTLE_S if _node_died(e) or restart else 0.0):
                     node_lost(e, (batch, meta, attempt))
                     break
                 transient = oom_is_transient(e, batch, meta, cpus)
