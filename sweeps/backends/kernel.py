@@ -39,9 +39,12 @@ from sweeps.backends.kernel_run import DELAYLINE, FIRST_PORT, ROOT
 from sweeps.backends.records import drawn_flows, to_result
 from sweeps.raycfg import TESTBED_RESOURCE
 
-TESTBED_VERSION = "t2"
+TESTBED_VERSION = "t3"
 """What the testbed runs for a config (namespaces, qdiscs, delay line, generator, this mapping): in
 every kernel run's run_id beside the kernel's release; a new value when an edit changes it."""
+HTB_BURST_US = 50.0
+"""The bottleneck's burst, as a time at its rate: enough for htb's timer to be late without the
+link losing rate, little enough that an idle link gives no packet away (docs/kernel.md)."""
 SENDERS = {"cubic": "cubic", "bbr": "bbr", "reno_linux": "reno"}
 """Our tcp preset -> the kernel's congestion control module (TCP_CONGESTION)."""
 QUEUES = {"droptail": "pfifo"}
@@ -162,6 +165,7 @@ def request(cfg: SimConfig, flows: list[dict[str, Any]]) -> dict[str, Any]:
         # ns-2's queue-limit, counts that packet too (docs/kernel.md).
         "limit_pkts": max(1, int(cfg.buffer_pkts) - 1),
         "mtu": cfg.pkt_bytes,
+        "burst_us": HTB_BURST_US,
         "init_cwnd": int(row["tcp_init_cwnd_pkts"]),
         "ecn": bool(row["tcp_ecn"]),
         "window_bytes": max(4 << 20, int(4 * (bdp_bytes + cfg.buffer_pkts * cfg.pkt_bytes))),  # never the cap

@@ -57,6 +57,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
             req["init_cwnd"],
             req["ecn"],
             req["window_bytes"],
+            req["burst_us"],
         ) as bed,
     ):
         delays = Path(tmp) / "delays"

@@ -7,8 +7,9 @@ run and removed after it, with netlink (pyroute2) rather than parsing `ip` and `
 - addresses from 198.18.0.0/15 (RFC 2544's benchmarking range): S 198.18.0.1, R 198.18.0.2 and
   198.18.1.1, D 198.18.1.2; nothing routes outside the three namespaces;
 - the bottleneck is R's egress towards D: htb at the link's rate (plus Ethernet's 14 bytes a
-  packet, which htb counts and the engine does not), and a pfifo of `limit` packets under it
-  (the packets waiting: htb dequeues a packet as its transmission starts);
+  packet, which htb counts and the engine does not) with a burst of `burst_us` of that rate, and a
+  pfifo of `limit` packets under it (the packets waiting: htb dequeues a packet as its
+  transmission starts);
 - every ACK from D is policy-routed (iif r1) into tun0, where `bsw-delayline` holds it for its
   flow's RTT, and leaves tun0 towards S by the main table: the TCP loop sees the whole RTT;
 - offloads (TSO, GSO, GRO) off on every veth, so the bottleneck queues packets of the MTU;
@@ -92,13 +93,20 @@ def remove(name: str) -> None:
 
 @contextlib.contextmanager
 def testbed(
-    run: str, rate_mbps: float, limit_pkts: int, mtu: int, init_cwnd: int, ecn: bool, window_bytes: int
+    run: str,
+    rate_mbps: float,
+    limit_pkts: int,
+    mtu: int,
+    init_cwnd: int,
+    ecn: bool,
+    window_bytes: int,
+    burst_us: float = 0.0,
 ) -> Iterator[Testbed]:
     """The three namespaces of one run, removed at the end whatever happens; `window_bytes`: the
     most a socket may buffer (tcp_wmem in S, tcp_rmem in D), so no window is capped by them."""
     names, owner = namespace_names(run), os.getpid()
     try:
-        yield build(names, rate_mbps, limit_pkts, mtu, init_cwnd, ecn, window_bytes)
+        yield build(names, rate_mbps, limit_pkts, mtu, init_cwnd, ecn, window_bytes, burst_us)
     finally:
         if os.getpid() == owner:  # not in a fork of this process (pyroute2 forks), which shares this frame
             for name in names.values():
@@ -155,7 +163,14 @@ def _quiet_forks() -> None:
 
 
 def build(
-    names: dict[str, str], rate_mbps: float, limit_pkts: int, mtu: int, init_cwnd: int, ecn: bool, window_bytes: int
+    names: dict[str, str],
+    rate_mbps: float,
+    limit_pkts: int,
+    mtu: int,
+    init_cwnd: int,
+    ecn: bool,
+    window_bytes: int,
+    burst_us: float = 0.0,
 ) -> Testbed:
     from pyroute2 import NetNS, netns
 
@@ -178,7 +193,7 @@ def build(
         _offloads_off(names, (("s", "s0"), ("r", "r0"), ("r", "r1"), ("d", "d0")))
         _sysctls(names, ecn, window_bytes)
         bottleneck = r.link_lookup(ifname="r1")[0]
-        _bottleneck(r, bottleneck, rate_mbps, limit_pkts, mtu)
+        _bottleneck(r, bottleneck, rate_mbps, limit_pkts, mtu, burst_us)
         _ack_path(r)
         return Testbed(names, bottleneck)
     finally:
@@ -225,10 +240,17 @@ def _sysctls(names: dict[str, str], ecn: bool, window_bytes: int) -> None:
             netns.popns()
 
 
-def _bottleneck(r: Any, idx: int, rate_mbps: float, limit_pkts: int, mtu: int) -> None:
+def _bottleneck(r: Any, idx: int, rate_mbps: float, limit_pkts: int, mtu: int, burst_us: float) -> None:
     """htb at the rate IP packets of `mtu` bytes leave at `rate_mbps` (htb counts Ethernet's 14
-    bytes too), one packet of burst, and a pfifo of `limit_pkts` under it."""
+    bytes too), `burst_us` of the rate as its burst, and a pfifo of `limit_pkts` under it.
+
+    htb sends while its tokens are not negative, then charges the packet, and an idle class
+    keeps at most `burst` of tokens (`htb_accnt_tokens`, `htb_class_mode`, net/sched/sch_htb.c):
+    a burst of a whole packet lets the second packet of every busy spell leave with the first (a
+    free packet's time after each idle spell), one of a few microseconds only absorbs its
+    timer's lateness (docs/kernel.md). `burst_us` 0: a whole packet (testbeds t1, t2)."""
     bits = rate_mbps * 1e6 * (mtu + ETHERNET_BYTES) / mtu
+    burst = max(1, int(bits / 8 * burst_us / 1e6)) if burst_us > 0 else mtu + ETHERNET_BYTES
     r.tc("add", "htb", index=idx, handle="1:", default=0x10)
     r.tc(
         "add-class",
@@ -238,8 +260,8 @@ def _bottleneck(r: Any, idx: int, rate_mbps: float, limit_pkts: int, mtu: int) -
         parent="1:",
         rate=f"{int(bits)}bit",
         ceil=f"{int(bits)}bit",
-        burst=mtu + ETHERNET_BYTES,
-        cburst=mtu + ETHERNET_BYTES,
+        burst=burst,
+        cburst=burst,
     )
     r.tc("add", "pfifo", index=idx, handle="10:", parent="1:10", limit=max(1, limit_pkts))
 

@@ -90,7 +90,27 @@ def test_the_pfifo_holds_the_packets_waiting_and_the_engine_counts_the_one_sent(
     cfg = sim.SimConfig(flows=1, buffer_pkts=8)
     flows = [{"rtt_ms": 50.0, "start_s": 0.0}]
     assert kernel.request(cfg, flows)["limit_pkts"] == 7
+    assert kernel.request(cfg, flows)["burst_us"] == kernel.HTB_BURST_US
     assert kernel.request(sim.SimConfig(flows=1, buffer_pkts=1), flows)["limit_pkts"] == 1
+
+
+@NEEDS_ROOT
+def test_the_bottleneck_bursts_by_its_timer_slack_not_by_a_packet():
+    """htb's burst, read back from the kernel: HTB_BURST_US at any rate, not a whole packet (a
+    packet's time is 600 us at 20 Mb/s and 120 us at 100 Mb/s)."""
+    from pyroute2 import NetNS
+
+    tick_ns = 64  # htb reports `buffer` in psched ticks: PSCHED_SHIFT 6 (include/net/pkt_sched.h)
+    for mbps in (20.0, 100.0):
+        with tb.testbed(f"burst{int(mbps):03d}", mbps, 7, 1500, 10, False, 4 << 20, kernel.HTB_BURST_US) as bed:
+            r = NetNS(bed.names["r"])
+            try:
+                (cls,) = [c for c in r.get_classes(index=bed.bottleneck) if c.get_attr("TCA_OPTIONS")]
+                parms = cls.get_attr("TCA_OPTIONS").get_attr("TCA_HTB_PARMS")
+            finally:
+                r.close()
+        assert abs(parms["buffer"] * tick_ns / 1e3 - kernel.HTB_BURST_US) < 0.1 * kernel.HTB_BURST_US, parms
+        assert parms["cbuffer"] == parms["buffer"]
 
 
 def test_the_rate_is_judged_only_while_the_backlog_kept_the_link_busy():
