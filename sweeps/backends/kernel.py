@@ -39,7 +39,7 @@ from sweeps.backends.kernel_run import DELAYLINE, FIRST_PORT, ROOT
 from sweeps.backends.records import drawn_flows, to_result
 from sweeps.raycfg import TESTBED_RESOURCE
 
-TESTBED_VERSION = "t3"
+TESTBED_VERSION = "t4"
 """What the testbed runs for a config (namespaces, qdiscs, delay line, generator, this mapping): in
 every kernel run's run_id beside the kernel's release; a new value when an edit changes it."""
 HTB_BURST_US = 50.0

@@ -4,7 +4,8 @@ namespaces, with the host's own TCP stack, run as
     python -m sweeps.backends.kernel_traffic sink --port 5201              (in D)
     python -m sweeps.backends.kernel_traffic send --plan FILE --out FILE   (in S)
 
-The sink accepts every connection and discards what it reads. The sender opens each flow of the
+The sink accepts every connection and discards what it reads, at real-time priority
+(`SINK_PRIORITY`). The sender opens each flow of the
 plan at its start time, from its own port (the delay line keys the flow's RTT on it), with its
 congestion control (`TCP_CONGESTION`: cubic, reno or bbr), window clamp and send buffer, keeps
 every socket full (non-blocking, one thread: the kernel does the sending), and samples each
@@ -15,6 +16,7 @@ Times are CLOCK_MONOTONIC, one clock for every namespace of the host."""
 from __future__ import annotations
 
 import json
+import os
 import selectors
 import socket
 import struct
@@ -56,9 +58,26 @@ def _stdin_closed() -> bool:
     return bool(readable) and not sys.stdin.buffer.read1(64)
 
 
+SINK_PRIORITY = 5
+"""The sink's SCHED_FIFO priority, below the delay line's 10 (docs/kernel.md): an ordinary task
+on a busy host is preempted while it holds a socket in `recvmsg`, the segments arriving then
+wait in the socket's backlog, and Linux acknowledges them with one stretch ACK at
+`release_sock`; the sender then bursts what it frees (docs/fidelity.md)."""
+
+
+def _realtime(priority: int) -> bool:
+    """This process at SCHED_FIFO `priority`, if permitted (root is; else it runs as it is)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except PermissionError:
+        return False
+    return True
+
+
 def sink(port: int, quickack: bool) -> None:
     """Accepts and drains every connection until stdin closes; with `quickack`, acknowledges every
     segment (TCP_QUICKACK after each read: the engine's tcp.delayed_ack=false)."""
+    _realtime(SINK_PRIORITY)
     sel = selectors.DefaultSelector()
     lsock = socket.create_server(("0.0.0.0", port), backlog=4096, reuse_port=True)
     lsock.setblocking(False)

@@ -113,6 +113,24 @@ def test_the_bottleneck_bursts_by_its_timer_slack_not_by_a_packet():
         assert parms["cbuffer"] == parms["buffer"]
 
 
+@NEEDS_ROOT
+def test_the_sink_reads_at_real_time_priority_below_the_delay_line():
+    """A preempted sink makes stretch ACKs (docs/kernel.md): it runs SCHED_FIFO, and below the
+    delay line, which must never wait for it."""
+    from sweeps.backends import kernel_run, kernel_traffic
+
+    with tb.testbed("sinkprio", 20.0, 7, 1500, 10, False, 4 << 20, kernel.HTB_BURST_US) as bed:
+        sink = kernel_run._start(bed.names["d"], kernel_run._traffic("sink", "--port", "5201"))
+        try:
+            assert sink.stdout.readline().strip() == b"ready", sink.stderr.read()
+            pid = int(subprocess.run(["ip", "netns", "pids", bed.names["d"]], capture_output=True, text=True).stdout)
+            assert os.sched_getscheduler(pid) == os.SCHED_FIFO
+            assert os.sched_getparam(pid).sched_priority == kernel_traffic.SINK_PRIORITY < 10
+        finally:
+            sink.stdin.close()
+            sink.wait(10)
+
+
 def test_the_rate_is_judged_only_while_the_backlog_kept_the_link_busy():
     from sweeps.backends.kernel_records import emulation_metrics
 
