@@ -51,13 +51,15 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
         tempfile.TemporaryDirectory(prefix="bsw-kernel-") as tmp,
         tb.testbed(
             uuid.uuid4().hex[:8],
-            req["rate_mbps"],
-            req["limit_pkts"],
-            req["mtu"],
-            req["init_cwnd"],
-            req["ecn"],
-            req["window_bytes"],
-            req["burst_us"],
+            tb.Spec(
+                req["rate_mbps"],
+                req["limit_pkts"],
+                req["mtu"],
+                req["init_cwnd"],
+                req["ecn"],
+                req["window_bytes"],
+                req["burst_us"],
+            ),
         ) as bed,
     ):
         delays = Path(tmp) / "delays"

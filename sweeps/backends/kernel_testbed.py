@@ -38,6 +38,22 @@ ROUTE_TABLE = 100
 """R's table for the ACK path: everything into tun0."""
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What a run's testbed is built with (`kernel.request` gives its values)."""
+
+    rate_mbps: float
+    limit_pkts: int
+    """The bottleneck pfifo's limit: the packets waiting."""
+    mtu: int
+    init_cwnd: int
+    ecn: bool
+    window_bytes: int
+    """The most a socket may buffer (tcp_wmem in S, tcp_rmem in D), so no window is capped by them."""
+    burst_us: float = 0.0
+    """htb's burst as a time at its rate (`_bottleneck`); 0: a whole packet."""
+
+
 @dataclass
 class Testbed:
     """One run's namespaces and what it started in them."""
@@ -92,21 +108,11 @@ def remove(name: str) -> None:
 
 
 @contextlib.contextmanager
-def testbed(
-    run: str,
-    rate_mbps: float,
-    limit_pkts: int,
-    mtu: int,
-    init_cwnd: int,
-    ecn: bool,
-    window_bytes: int,
-    burst_us: float = 0.0,
-) -> Iterator[Testbed]:
-    """The three namespaces of one run, removed at the end whatever happens; `window_bytes`: the
-    most a socket may buffer (tcp_wmem in S, tcp_rmem in D), so no window is capped by them."""
+def testbed(run: str, spec: Spec) -> Iterator[Testbed]:
+    """The three namespaces of one run, removed at the end whatever happens."""
     names, owner = namespace_names(run), os.getpid()
     try:
-        yield build(names, rate_mbps, limit_pkts, mtu, init_cwnd, ecn, window_bytes, burst_us)
+        yield build(names, spec)
     finally:
         if os.getpid() == owner:  # not in a fork of this process (pyroute2 forks), which shares this frame
             for name in names.values():
@@ -162,16 +168,7 @@ def _quiet_forks() -> None:
     config.disable_mp_signal = True  # the forked helper resets SIGINT and SIGTERM to their defaults
 
 
-def build(
-    names: dict[str, str],
-    rate_mbps: float,
-    limit_pkts: int,
-    mtu: int,
-    init_cwnd: int,
-    ecn: bool,
-    window_bytes: int,
-    burst_us: float = 0.0,
-) -> Testbed:
+def build(names: dict[str, str], spec: Spec) -> Testbed:
     from pyroute2 import NetNS, netns
 
     _quiet_forks()
@@ -185,15 +182,15 @@ def build(
         for ns, ifname, address in ends:
             idx = ns.link_lookup(ifname=ifname)[0]
             ns.addr("add", index=idx, address=address, prefixlen=24)
-            ns.link("set", index=idx, state="up", mtu=mtu)
+            ns.link("set", index=idx, state="up", mtu=spec.mtu)
         for ns in (s, r, d):
             ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
-        s.route("add", dst="198.18.1.0/24", gateway=NET["r0"], metrics={"initcwnd": init_cwnd})
+        s.route("add", dst="198.18.1.0/24", gateway=NET["r0"], metrics={"initcwnd": spec.init_cwnd})
         d.route("add", dst="198.18.0.0/24", gateway=NET["r1"])
         _offloads_off(names, (("s", "s0"), ("r", "r0"), ("r", "r1"), ("d", "d0")))
-        _sysctls(names, ecn, window_bytes)
+        _sysctls(names, spec.ecn, spec.window_bytes)
         bottleneck = r.link_lookup(ifname="r1")[0]
-        _bottleneck(r, bottleneck, rate_mbps, limit_pkts, mtu, burst_us)
+        _bottleneck(r, bottleneck, spec)
         _ack_path(r)
         return Testbed(names, bottleneck)
     finally:
@@ -240,7 +237,7 @@ def _sysctls(names: dict[str, str], ecn: bool, window_bytes: int) -> None:
             netns.popns()
 
 
-def _bottleneck(r: Any, idx: int, rate_mbps: float, limit_pkts: int, mtu: int, burst_us: float) -> None:
+def _bottleneck(r: Any, idx: int, spec: Spec) -> None:
     """htb at the rate IP packets of `mtu` bytes leave at `rate_mbps` (htb counts Ethernet's 14
     bytes too), `burst_us` of the rate as its burst, and a pfifo of `limit_pkts` under it.
 
@@ -249,8 +246,8 @@ def _bottleneck(r: Any, idx: int, rate_mbps: float, limit_pkts: int, mtu: int, b
     a burst of a whole packet lets the second packet of every busy spell leave with the first (a
     free packet's time after each idle spell), one of a few microseconds only absorbs its
     timer's lateness (docs/kernel.md). `burst_us` 0: a whole packet (testbeds t1, t2)."""
-    bits = rate_mbps * 1e6 * (mtu + ETHERNET_BYTES) / mtu
-    burst = max(1, int(bits / 8 * burst_us / 1e6)) if burst_us > 0 else mtu + ETHERNET_BYTES
+    bits = spec.rate_mbps * 1e6 * (spec.mtu + ETHERNET_BYTES) / spec.mtu
+    burst = max(1, int(bits / 8 * spec.burst_us / 1e6)) if spec.burst_us > 0 else spec.mtu + ETHERNET_BYTES
     r.tc("add", "htb", index=idx, handle="1:", default=0x10)
     r.tc(
         "add-class",
@@ -263,7 +260,7 @@ def _bottleneck(r: Any, idx: int, rate_mbps: float, limit_pkts: int, mtu: int, b
         burst=burst,
         cburst=burst,
     )
-    r.tc("add", "pfifo", index=idx, handle="10:", parent="1:10", limit=max(1, limit_pkts))
+    r.tc("add", "pfifo", index=idx, handle="10:", parent="1:10", limit=max(1, spec.limit_pkts))
 
 
 def _ack_path(r: Any) -> None:

@@ -15,6 +15,7 @@ Times are CLOCK_MONOTONIC, one clock for every namespace of the host."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -65,13 +66,10 @@ wait in the socket's backlog, and Linux acknowledges them with one stretch ACK a
 `release_sock`; the sender then bursts what it frees (docs/fidelity.md)."""
 
 
-def _realtime(priority: int) -> bool:
+def _realtime(priority: int) -> None:
     """This process at SCHED_FIFO `priority`, if permitted (root is; else it runs as it is)."""
-    try:
+    with contextlib.suppress(PermissionError):
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-    except PermissionError:
-        return False
-    return True
 
 
 def sink(port: int, quickack: bool) -> None:

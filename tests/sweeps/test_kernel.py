@@ -102,7 +102,9 @@ def test_the_bottleneck_bursts_by_its_timer_slack_not_by_a_packet():
 
     tick_ns = 64  # htb reports `buffer` in psched ticks: PSCHED_SHIFT 6 (include/net/pkt_sched.h)
     for mbps in (20.0, 100.0):
-        with tb.testbed(f"burst{int(mbps):03d}", mbps, 7, 1500, 10, False, 4 << 20, kernel.HTB_BURST_US) as bed:
+        with tb.testbed(
+            f"burst{int(mbps):03d}", tb.Spec(mbps, 7, 1500, 10, False, 4 << 20, kernel.HTB_BURST_US)
+        ) as bed:
             r = NetNS(bed.names["r"])
             try:
                 (cls,) = [c for c in r.get_classes(index=bed.bottleneck) if c.get_attr("TCA_OPTIONS")]
@@ -119,7 +121,7 @@ def test_the_sink_reads_at_real_time_priority_below_the_delay_line():
     delay line, which must never wait for it."""
     from sweeps.backends import kernel_run, kernel_traffic
 
-    with tb.testbed("sinkprio", 20.0, 7, 1500, 10, False, 4 << 20, kernel.HTB_BURST_US) as bed:
+    with tb.testbed("sinkprio", tb.Spec(20.0, 7, 1500, 10, False, 4 << 20, kernel.HTB_BURST_US)) as bed:
         sink = kernel_run._start(bed.names["d"], kernel_run._traffic("sink", "--port", "5201"))
         try:
             assert sink.stdout.readline().strip() == b"ready", sink.stderr.read()
