@@ -182,6 +182,16 @@ impl SimConfig {
                 ),
             );
         }
+        if tc.tso_defer && (tc.recovery != "rack_tlp" || tc.release != "window") {
+            return err(
+                "tcp.tso_defer",
+                format!(
+                    "applies to tcp.recovery rack_tlp with tcp.release window (Linux's ACK-clocked sender), got \
+                     recovery {} with release {}",
+                    tc.recovery, tc.release
+                ),
+            );
+        }
         let net = self.network()?;
         for link in &net.links {
             let (policy, key) = &link.policy;

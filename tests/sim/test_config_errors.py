@@ -62,6 +62,12 @@ def parking_lot(**params):
             "recovery linux",
         ),
         ({"tcp": {"send_jitter_ms": -1}}, "tcp.send_jitter_ms", ">= 0"),
+        ({"tcp": {"tso_defer": True}}, "tcp.tso_defer", "recovery newreno with release window"),
+        (
+            {"tcp": {"cc": "newreno", "recovery": "rack_tlp", "release": "paced", "tso_defer": True}},
+            "tcp.tso_defer",
+            "applies to tcp.recovery rack_tlp with tcp.release window",
+        ),
         ({"tcp": {"compat": "ns-3"}}, "tcp.compat", "allowed: none, ns3"),
         ({"tcp": {"beta": 0.5}}, "tcp.beta", "unknown key for tcp newreno"),
         # per-link settings of the parking lot

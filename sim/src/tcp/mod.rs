@@ -24,6 +24,7 @@ pub mod send_clock;
 pub mod sender;
 pub mod sender_core;
 pub mod seq_ring;
+pub mod tso_defer;
 
 use crate::params::Setting::{Bool, Num, Str};
 use crate::params::{float_in, int_in, non_negative, one_of, opt, positive, PresetDef, UnionDef, Value, VariantDef};
@@ -617,10 +618,16 @@ crate::params! {
         /// `NewAck` recomputes the RTO from SRTT and RTTVAR, not only at an RTT sample from a
         /// packet never retransmitted (Karn, RFC 6298, ns-2). Off: ours.
         rto_backoff_reset_on_ack: bool = false;
+        /// Linux's TSO autosizing and deferral (recovery rack_tlp, release window): new data
+        /// leaves in skbs of the pacing rate's 2^-10 s (at least 2 packets), and a send that fills
+        /// less than one waits for the next ACK unless it fills a third of the window or that ACK
+        /// is due more than min(1 ms, srtt / 2) away (`tcp_tso_should_defer`; `tcp/tso_defer.rs`).
+        /// On in the window presets cubic and reno_linux; off: what each ACK frees leaves at once.
+        tso_defer: bool = false;
         /// Turns on every rule in which ns-3's TCP departs from ours: ns3 (ssthresh_from_pipe,
-        /// rto_first_partial_only, rto_backoff_reset_on_ack, and recovery sack runs as
-        /// sack_retain: ns-3 keeps the SACK scoreboard across a timeout), none (each as set).
-        /// docs/fidelity.md.
+        /// rto_first_partial_only, rto_backoff_reset_on_ack, recovery sack runs as sack_retain:
+        /// ns-3 keeps the SACK scoreboard across a timeout, and no tso_defer: ns-3 sends what
+        /// each ACK frees), none (each as set). docs/fidelity.md.
         compat: String = "none".into(), check one_of(compat_names);
     }
 }
@@ -676,8 +683,8 @@ pub static TCP: UnionDef = UnionDef {
             name: "cubic",
             doc: "CUBIC as Linux 6.x runs it: RFC 9438 CUBIC whose Reno-friendly rate stays alpha_cubic (Linux's \
                   tcp_cubic), RACK-TLP with PRR, initial window 10, min RTO 200 ms, delayed ACKs (40 ms), RTT \
-                  measured exactly; HyStart++ where Linux has HyStart",
-            set: linux_sender!("cubic_rfc9438", "window", ("alpha_one", Bool(false))),
+                  measured exactly, TSO skbs and deferral (tcp.tso_defer); HyStart++ where Linux has HyStart",
+            set: linux_sender!("cubic_rfc9438", "window", ("alpha_one", Bool(false)), ("tso_defer", Bool(true))),
         },
         PresetDef {
             name: "cubic_2622",
@@ -731,7 +738,7 @@ pub static TCP: UnionDef = UnionDef {
             name: "reno_linux",
             doc: "Reno's AIMD window as Linux runs it (the kernel's reno module: growth by the packets an ACK \
                   acknowledges): RACK-TLP with PRR and Linux's settings as the cubic preset's",
-            set: linux_sender!("newreno", "window", ("count_acked", Bool(true))),
+            set: linux_sender!("newreno", "window", ("count_acked", Bool(true)), ("tso_defer", Bool(true))),
         },
         PresetDef {
             name: "paced",

@@ -35,6 +35,9 @@ pub struct TcpParams {
     pub ssthresh_from_pipe: bool,
     pub rto_first_partial_only: bool,
     pub rto_backoff_reset_on_ack: bool,
+    /// `tcp.tso_defer` (off under `tcp.compat=ns3`), and the packet size its skbs are counted in.
+    pub tso_defer: bool,
+    pub pkt_bytes: f64,
 }
 
 #[cfg(test)]
@@ -59,6 +62,8 @@ impl TcpParams {
             ssthresh_from_pipe: false,
             rto_first_partial_only: false,
             rto_backoff_reset_on_ack: false,
+            tso_defer: false,
+            pkt_bytes: 1500.0,
         }
     }
 }
@@ -199,6 +204,15 @@ impl SenderCore {
     /// The window release's send jitter, at most (0 = none).
     pub fn send_jitter(&self) -> Time {
         self.p.send_jitter
+    }
+
+    /// Linux's TSO deferral (`tcp.tso_defer`), and the packet size its skbs are counted in.
+    pub fn tso_defer(&self) -> bool {
+        self.p.tso_defer
+    }
+
+    pub fn pkt_bytes(&self) -> f64 {
+        self.p.pkt_bytes
     }
 
     pub fn max_burst(&self) -> u32 {

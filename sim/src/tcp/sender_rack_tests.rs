@@ -122,3 +122,43 @@ fn a_lone_packet_probes_no_later_than_the_rto() {
     assert!(s.on_rto_timer(400 * MS, &mut out));
     assert_eq!((out, s.stats().timeouts), (vec![9], 0));
 }
+
+/// `tcp.tso_defer` (Linux's TSO deferral, `tso_defer.rs`): 70 packets out at t = 0, then an ACK
+/// every 0.25 ms that frees 2. Without it each ACK's 2 leave at once; with it, after the first
+/// (the last send was 10 ms before), they wait until an skb's worth, 1.2 x 70 / srtt (10-15 ms)
+/// x 2^-10 s = 5-8 packets, is free, and leave together. (Past packet 69, sent at 10 ms, the
+/// next ACK is due more than 1 ms away: no wait.)
+#[test]
+fn tso_deferral_gathers_what_acks_free_into_skbs() {
+    let runs = |tso_defer: bool| {
+        let v = Value::map(vec![("cc", Value::str("newreno")), ("recovery", Value::str("rack_tlp"))]);
+        let t = TcpConfig::parse(&v).unwrap();
+        let params = super::tests::params();
+        let p = crate::tcp::sender_core::TcpParams {
+            init_cwnd: 70.0,
+            init_ssthresh: 60.0,
+            wmax: 1000.0,
+            tso_defer,
+            ..params
+        };
+        let release = t.make_release(stream(1, Stream::Sender, 0));
+        let mut s = TcpSender::new(p.into(), (t.law_factory())(), t.make_recovery(), release);
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 70);
+        (0..32) // ACKs of packets 0-63, all sent at t = 0: the next is due at once
+            .map(|k| {
+                out.clear();
+                s.on_ack_with(10 * MS + k * MS / 4, 2 * k as i64 + 1, &[], &mut out);
+                out.len()
+            })
+            .collect::<Vec<_>>()
+    };
+    let (off, on) = (runs(false), runs(true));
+    assert!(off.iter().all(|&n| n == 2), "{off:?}");
+    assert_eq!(on[0], 2, "the first ACK's send follows 10 ms of quiet: at once");
+    let skbs: Vec<_> = on[1..].iter().copied().filter(|&n| n > 0).collect();
+    assert!(skbs.len() >= 4 && skbs.iter().all(|&n| (5..=8).contains(&n)), "{on:?}");
+    let (sent_on, sent_off) = (on.iter().sum::<usize>(), off.iter().sum::<usize>());
+    assert!(sent_off - sent_on < 8, "held back at most one skb: {sent_on} of {sent_off}");
+}

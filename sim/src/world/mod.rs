@@ -233,6 +233,8 @@ impl<'c> World<'c> {
             ssthresh_from_pipe: tc.ssthresh_from_pipe || tc.compat == "ns3",
             rto_first_partial_only: tc.rto_first_partial_only || tc.compat == "ns3",
             rto_backoff_reset_on_ack: tc.rto_backoff_reset_on_ack || tc.compat == "ns3",
+            tso_defer: tc.tso_defer && tc.compat != "ns3",
+            pkt_bytes: cfg.pkt_bytes as f64,
         };
         Group { law: t.law_factory(), tcp: t, params: Rc::new(params) }
     }

@@ -16,6 +16,7 @@ use super::sack::Sack;
 use crate::tcp::ranges::LastBlocks;
 use crate::tcp::send_clock::SendClock;
 use crate::tcp::sender_core::SenderCore;
+use crate::tcp::tso_defer::{TsoDefer, Window};
 use crate::tcp::{Ack, AckKind, AnyLaw, CwndAction, Recovery, Reports, TcpState, WindowLaw};
 use crate::time::{from_secs, Time};
 
@@ -91,6 +92,8 @@ pub struct RackTlp {
     paced: bool,
     clock: SendClock,
     credit: i64,
+    /// Linux's TSO skbs and deferral for new data in Open (`tcp.tso_defer`, ACK-clocked).
+    tso: TsoDefer,
     /// What the last ACK left for `after_ack`: packets it delivered, whether it advanced the
     /// cumulative ACK, and the reordering timer's wait.
     pending: (i64, bool, Option<Time>),
@@ -315,9 +318,13 @@ impl RackTlp {
         // needs an RTT sample, which a flow whose every packet was retransmitted may still lack.
         let paced = self.paced && (core.pacing_rate_pps.is_some() || core.srtt_s().is_some());
         let cap = if core.max_burst() > 0 { core.max_burst() as i64 } else { i64::MAX };
+        let tso = core.tso_defer() && !paced;
         let mut sent = 0;
         while sent < self.credit.min(cap) {
             if self.credit == i64::MAX && self.in_flight(&core.st) as f64 >= core.st.cwnd.min(core.st.wmax).floor() {
+                break;
+            }
+            if tso && !self.tso.in_skb() && self.tso_holds(core, now) {
                 break;
             }
             if !self.clock.ready(core, now, paced) || !self.send_one(core, now, out) {
@@ -325,12 +332,40 @@ impl RackTlp {
             }
             sent += 1;
             self.clock.sent(core, now, paced);
+            if tso {
+                self.tso.sent(now);
+            }
         }
         self.clock.done(now);
+        self.tso.done();
         if self.credit != i64::MAX {
             self.credit -= sent;
             self.prr.out += sent;
         }
+    }
+
+    /// Linux's TSO deferral holds the next new packet (in Open, with none marked lost): else an
+    /// skb of it starts (`tso_defer.rs`).
+    fn tso_holds(&mut self, core: &SenderCore, now: Time) -> bool {
+        let Some(srtt_s) = core.srtt_s().filter(|_| self.state == State::Open && self.marks.lost_pkts() == 0) else {
+            return false;
+        };
+        let st = &core.st;
+        let data_left = core.size_pkts().saturating_sub(st.t_seqno);
+        let w = Window {
+            now,
+            cwnd: st.cwnd.min(st.wmax).floor() as i64,
+            ssthresh: st.ssthresh,
+            in_flight: self.in_flight(st),
+            outstanding: st.outstanding(),
+            send_room: (st.highest_ack + st.wmax as i64 + 1 - st.t_seqno).min(data_left),
+            data_left,
+            srtt_s,
+            min_rtt: self.min_rtt.unwrap_or(from_secs(srtt_s)),
+            head_sent: core.sent_at(st.highest_ack + 1),
+            mss_bytes: core.pkt_bytes(),
+        };
+        !self.tso.start_skb(&w)
     }
 
     /// Arms the one timer: RACK's reordering timer if a packet awaits it, else a loss probe in
