@@ -4,8 +4,11 @@ timeout stops a run that overstays. docs/engine.md, "Cost estimate"."""
 
 from __future__ import annotations
 
+import math
 import os
+import resource
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from sim.config import SimConfig
@@ -27,18 +30,89 @@ def ram_gb() -> float:
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
 
 
+def headroom() -> tuple[float, str] | None:
+    """What this process may still allocate, in GB, and what bounds it: its address-space limit
+    (RLIMIT_AS, as `ulimit -v` or a batch scheduler sets it) less what it has mapped, or its
+    cgroup's memory limit less the cgroup's use; None when neither is set. Hand-written: psutil
+    and resource read neither cgroup file."""
+    bounds = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        bounds.append(((soft - _status_kb("VmSize") * 1024) / 2**30, "the address-space limit (RLIMIT_AS, ulimit -v)"))
+    room = _cgroup_room_bytes()
+    if room is not None:
+        bounds.append((room / 2**30, "the cgroup's memory limit"))
+    return min(bounds) if bounds else None
+
+
+def budget(limits: Limits) -> tuple[int, str] | None:
+    """The memory a run may allocate as it runs, in bytes, and what bounds it: `headroom`, the
+    machine's available memory (MemAvailable), and `limits.max_memory_gb` if set, less what the
+    process holds. Past it the engine stops the run with MemoryError (sim/src/memory.rs)."""
+    bounds = [(gb, what) for gb, what in [headroom() or (math.inf, "")] if math.isfinite(gb)]
+    bounds.append((_meminfo_kb("MemAvailable") / 2**20, "the machine's available memory"))
+    if limits.max_memory_gb is not None and math.isfinite(limits.max_memory_gb):
+        bounds.append((limits.max_memory_gb - _status_kb("VmRSS") / 2**20, "limits.max_memory_gb"))
+    if limits.run_memory_mb is not None:
+        bounds.append((limits.run_memory_mb / 1024, "limits.run_memory_mb"))
+    gb, what = min(bounds)
+    return max(int(gb * 2**30), 0), what
+
+
+def _meminfo_kb(field: str) -> int:
+    """A figure of /proc/meminfo, in kB."""
+    with open("/proc/meminfo") as f:
+        return next((int(ln.split()[1]) for ln in f if ln.startswith(field + ":")), 0)
+
+
+def _status_kb(field: str) -> int:
+    """A figure of /proc/self/status, in kB (0 where there is none)."""
+    with open("/proc/self/status") as f:
+        return next((int(ln.split()[1]) for ln in f if ln.startswith(field + ":")), 0)
+
+
+def _cgroup_room_bytes() -> int | None:
+    """The memory limit of this process's cgroup less its use (cgroup v2's memory.max and
+    memory.current, or v1's limit_in_bytes and usage_in_bytes); None without a limit."""
+    try:
+        lines = open("/proc/self/cgroup").read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            files, base = ("memory.max", "memory.current"), Path("/sys/fs/cgroup")
+        elif "memory" in controllers.split(","):
+            files, base = ("memory.limit_in_bytes", "memory.usage_in_bytes"), Path("/sys/fs/cgroup/memory")
+        else:
+            continue
+        # Inside a container the cgroup's own directory is mounted as the root.
+        for d in (base / path.lstrip("/"), base):
+            limit, used = (d / files[0], d / files[1])
+            if limit.exists() and used.exists():
+                text = limit.read_text().strip()
+                if text == "max" or int(text) >= 2**62:
+                    break
+                return int(text) - int(used.read_text())
+    return None
+
+
 @dataclass
 class Limits:
     """What a run may cost: refused before it starts over max_memory_gb or max_events (both
     estimated), stopped once it has run job_timeout_s of wall time."""
 
     max_memory_gb: Optional[float] = None
-    """Peak memory a run may need (estimated); None = half the machine's RAM."""
+    """Peak memory a run may need (estimated); None = half the machine's RAM. Whatever it says,
+    a run is also refused when it needs more than the process may still allocate (`headroom`)."""
     max_events: float = 1e10
     """Events a run may take (estimated); about an hour of one core. Every seed scenario needs
     under 1e9."""
     job_timeout_s: Optional[float] = None
     """Wall time after which a running job (`run`) stops with TimeoutError; None = never."""
+    run_memory_mb: Optional[float] = None
+    """Memory a run may allocate as it runs, beyond what the process holds; None = what the
+    process may still allocate (`budget`). Past it the run stops with MemoryError."""
 
     def memory_gb(self) -> float:
         return self.max_memory_gb if self.max_memory_gb is not None else ram_gb() / 2
@@ -108,7 +182,20 @@ def check(cfg: SimConfig, limits: Limits) -> Estimate:
             f"limits.max_memory_gb: this run needs about {est.peak_memory_mb / 1024:.3g} GB, over {gb:.3g}; "
             f"driven by {_drivers(cfg, est.memory_drivers)}: lower them or raise the limit"
         )
+    room = headroom()
+    grows_gb = (est.peak_memory_mb - BASE_RSS_MB) / 1024
+    if room is not None and grows_gb > room[0]:
+        raise ValueError(
+            f"limits.max_memory_gb: this run needs about {grows_gb:.3g} GB more memory, over the {max(room[0], 0):.3g} "
+            f"GB this process may still allocate ({room[1]}); driven by {_drivers(cfg, est.memory_drivers)}: "
+            "lower them or run where more memory is allowed"
+        )
     return est
+
+
+def memory_drivers(cfg: SimConfig) -> str:
+    """The keys that drive the run's memory, with their values."""
+    return _drivers(cfg, estimate(cfg).memory_drivers)
 
 
 def _drivers(cfg: SimConfig, drivers: list[tuple[str, float]], *also: str) -> str:

@@ -34,7 +34,8 @@ MIX_GROUPS = [p["name"] for p in sim.schema.unions()["tcp"]["presets"] if p["nam
 def _extreme(cfg: dict[str, Any], rng: random.Random, kind: str) -> str:
     """Issue 56's extremes, where the estimate had been far off: a million flows at 100 Gb/s,
     open-loop load far above the link, thousands of paced BBR flows, the longest parking lot
-    (and one past the limit), a mix of every law."""
+    (and one past the limit), a mix of every law; and issue 73's: 100,000 and a million BBR,
+    paced or CUBIC (behind FQ-CoDel) flows at 100 Gb/s."""
     if kind == "mega":
         cfg.update(flows=rng.choice([100_000, 1_000_000]), core_mbps=rng.choice([1e4, 1e5]), wmax_pkts=100_000)
         return "flows"
@@ -44,6 +45,12 @@ def _extreme(cfg: dict[str, Any], rng: random.Random, kind: str) -> str:
         return key
     if kind == "bbr_many":
         cfg.update(tcp="bbr", flows=rng.choice([1000, 2000, 5000]), core_mbps=rng.choice([10.0, 100.0, 1000.0]))
+        return "flows"
+    if kind == "paced_mega":  # issue 73: paced senders at scale
+        tcp = rng.choice(["bbr", "paced", "cubic"])
+        cfg.update(tcp=tcp, flows=rng.choice([100_000, 1_000_000]), core_mbps=1e5, wmax_pkts=100_000)
+        if tcp == "cubic":
+            cfg["queue"] = "fq_codel"
         return "flows"
     if kind == "lot":
         n = rng.choice([16, 250, 1000])
@@ -59,7 +66,7 @@ def _extreme(cfg: dict[str, Any], rng: random.Random, kind: str) -> str:
 
 def _hostile(cfg: dict[str, Any], rng: random.Random) -> str:
     """Makes cfg hostile in one way; returns the key it is about."""
-    extremes = ["mega", "flood", "bbr_many", "lot", "mix"]
+    extremes = ["mega", "flood", "bbr_many", "paced_mega", "lot", "mix"]
     kind = rng.choice(["window", "load", "udp", "tiny_pkts", "flows", "long", "short", "trace", "samples", *extremes])
     if kind in extremes:
         return _extreme(cfg, rng, kind)

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from sim import _core
 from sim.config import SimConfig
-from sim.cost import Limits, check
+from sim.cost import Limits, budget, check, memory_drivers
 from sim.schema import TABLES, config_columns, output_fields
 from sim.schema import config_row as _flat_config
 
@@ -137,15 +137,23 @@ def run(config: SimConfig | None = None, /, limits: Limits | None = None, **fiel
 
     Raises ValueError (naming the key and what is allowed) before anything runs if the config is
     invalid, or if its estimated cost exceeds `limits` (default `Limits()`: half the RAM, 1e10
-    events; `sim.cost`). The GIL is released while the engine runs; Ctrl-C stops it, and so
-    does `limits.job_timeout_s` (TimeoutError).
+    events; `sim.cost`) or the memory the process may still allocate. The GIL is released while
+    the engine runs; Ctrl-C stops it, and so does `limits.job_timeout_s` (TimeoutError); memory
+    past `sim.cost.budget` stops it with MemoryError.
     """
     if config is not None and fields:
         raise ValueError("pass either a SimConfig or keyword fields, not both")
     cfg = config if config is not None else SimConfig.from_fields(**fields)
     limits = limits or Limits()
     check(cfg, limits)
-    out = _core.run(cfg.plain(), limits.job_timeout_s)  # read only: no copy
+    room = budget(limits)
+    try:
+        out = _core.run(cfg.plain(), limits.job_timeout_s, room[0] if room else None)  # read only: no copy
+    except MemoryError as e:
+        raise MemoryError(
+            f"memory: the run outgrew the memory it may allocate ({room[1] if room else 'none'}): {e}; "
+            f"driven by {memory_drivers(cfg)}"
+        ) from None
     row = {**config_row(cfg), **{k: v[0] for k, v in out["summary"].items()}}
     trace = table(out["trace"], TRACE_SCHEMA) if cfg.trace_max_events > 0 else None
     return SimResult(

@@ -450,7 +450,9 @@ def _job_of(i: int, overrides: list[str], job: dict[str, Any], s: dict[str, Any]
     """Job i of the grid as a worker runs it, with its spec and overrides."""
     spec, debug = build_spec(job), s.get("debug") or {}
     faults = (spec.fault("fail_when", debug), spec.fault("crash_when", debug))
-    work = Job(i, spec.run_id, spec.sim.to_dict(), *faults, spec.params["backend"], s["limits"]["job_timeout_s"])
+    limits = s["limits"]
+    memory_mb = 0.0 if spec.fault("starve_when", debug) else limits.get("run_memory_mb")
+    work = Job(i, spec.run_id, spec.sim.to_dict(), *faults, spec.params["backend"], limits["job_timeout_s"], memory_mb)
     return work, spec, overrides
 
 

@@ -128,6 +128,9 @@ class DebugConf:
     """Jobs matching raise inside the worker."""
     crash_when: Optional[str] = None
     """Jobs matching kill their worker process (on their first attempt)."""
+    starve_when: Optional[str] = None
+    """Jobs matching run with no memory to grow into (`limits.run_memory_mb` 0): the engine
+    stops them with MemoryError once their set-up has allocated."""
 
 
 @dataclass

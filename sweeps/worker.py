@@ -26,6 +26,8 @@ class Job:
     backend: str = "engine"
     timeout_s: float | None = None
     """limits.job_timeout_s: the engine stops the run after it (backends that take limits)."""
+    run_memory_mb: float | None = None
+    """limits.run_memory_mb (none under debug.starve_when): past it the engine stops the run."""
 
 
 @dataclass
@@ -95,7 +97,12 @@ def run_jobs(jobs: list[Job], attempt: int) -> list[JobResult]:
                 raise RuntimeError("debug.fail_when matched this job")
             backend, cfg = backends.get(job.backend), sim.SimConfig.from_fields(**job.fields)
             # The sweep checked the estimated cost before it started (launch._validate).
-            limits = sim.Limits(max_memory_gb=float("inf"), max_events=float("inf"), job_timeout_s=job.timeout_s)
+            limits = sim.Limits(
+                max_memory_gb=float("inf"),
+                max_events=float("inf"),
+                job_timeout_s=job.timeout_s,
+                run_memory_mb=job.run_memory_mb,
+            )
             res = backend.run(cfg, limits) if backend.takes_limits else backend.run(cfg)
             out.append(
                 JobResult(

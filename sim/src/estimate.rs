@@ -25,6 +25,10 @@ const SACK_COST: f64 = 0.15;
 const RACK_COST: f64 = 0.3;
 const LAW_COST: f64 = 0.15;
 const RATE_SAMPLER_COST: f64 = 1.2;
+/// BBR's packets grow dearer as its flows outgrow the caches (each touches its flow's sampler,
+/// rings and model): this much more per tenfold flows beyond 1,000. Measured with another job on
+/// the second core: 1.15 us a packet at 1,000 flows, 3.4 at 100,000, 4.9 at a million (issue 73).
+const RATE_SAMPLER_COST_PER_DECADE: f64 = 0.6;
 /// CUBIC's C, packets / s^3 (RFC 9438): how fast a law other than AIMD regrows its window.
 const CUBIC_C: f64 = 0.4;
 /// A TCP packet's work, in events at ENGINE_EVENTS_PER_S, per event it takes (its hops, its ACK):
@@ -79,7 +83,16 @@ const SACK_BYTES: f64 = 220.0;
 const RACK_BYTES: f64 = 450.0;
 const LAW_BOX_BYTES: f64 = 200.0;
 const STAMPS_BYTES: f64 = 200.0;
-const RATE_SAMPLER_BYTES: f64 = 700.0;
+/// The rate sampler with BBR's state (its only law): 4.9 KB a BBR flow in all, measured at
+/// 20,000 and 40,000 flows of a few packets each (issue 73; 700 B was the sampler's alone).
+const RATE_SAMPLER_BYTES: f64 = 3000.0;
+/// A sender's per-packet rings (`seq_ring.rs`: send times, RACK's marks, rate records) hold
+/// 4-8 times the span from the cumulative ACK at its largest, and never shrink: slots per packet
+/// the network holds. BBR's start-up (2.89 x the rate) and the spans of its recoveries make it
+/// 24: 1.6-2.2 KB per packet of BDP and buffer measured at 10 and 100 Gb/s (1,000-100,000
+/// flows, 20 and 100 ms; 1.2 KB with SACK in RACK-TLP's place), against 0.2 KB for the packet.
+const RING_SLOTS_PER_PKT: f64 = 3.0;
+const BBR_RING_SLOTS_PER_PKT: f64 = 24.0;
 const ACCESS_LINK_BYTES: f64 = 490.0;
 const BYTES_PER_PKT: f64 = 200.0;
 /// A first window's packet that the network cannot hold: its sequence number, queued to send.
@@ -145,10 +158,12 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     let share: Vec<f64> = (0..cap.len())
         .map(|l| utilization(cfg, net, l, flows_on_link[l], rtt_s).min(if lp { LP_SHARE } else { 1.0 }))
         .collect();
-    let tcp_cost = tcp_flow_cost(cfg);
-    // A drop's recovery, dearer as the flows outgrow the caches (see LOSS_WORK).
+    // A drop's recovery, and BBR's packets, dearer as the flows outgrow the caches (LOSS_WORK).
     let flows_total = net.long_flows() as f64 + bulk_flows(cfg);
-    let per_drop = LOSS_WORK + LOSS_WORK_PER_DECADE * (flows_total / 1000.0).max(1.0).log10();
+    let decades = (flows_total / 1000.0).max(1.0).log10();
+    let mut tcp_cost = tcp_flow_cost(cfg);
+    tcp_cost.per_pkt *= 1.0 + tcp_cost.per_pkt_per_decade * decades;
+    let per_drop = LOSS_WORK + LOSS_WORK_PER_DECADE * decades;
     let loss: Vec<f64> = (0..cap.len()).map(|l| loss_rate(cfg, net, l, flows_on_link[l], rtt_s)).collect();
     let mut dropped_at_links = 0.0;
     let mut tcp_flight = 0.0; // TCP's packets in flight at its rates: a round trip's worth
@@ -227,7 +242,7 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     let fixed = rows * EVENTS_PER_ROW + flows * EVENTS_PER_FLOW + sampled;
     est.events += fixed;
     est.work += fixed;
-    memory(cfg, net, &cap, (rtt_s, tcp_flight), (flows, tcp_cost.bytes), (held, burst - held), &mut est);
+    memory(cfg, net, &cap, (rtt_s, tcp_flight), (flows, &tcp_cost), (held, burst - held), &mut est);
     est.memory_bytes += traced * BYTES_PER_TRACE_ROW;
     add(&mut est.memory_drivers, "trace_max_events", traced * BYTES_PER_TRACE_ROW);
     for (key, open) in waiting {
@@ -239,10 +254,14 @@ pub fn estimate(cfg: &SimConfig, net: &Network) -> Estimate {
     est
 }
 
-/// What a TCP flow costs: the bytes it holds and its packets' engine time relative to Reno's.
+/// What a TCP flow costs: the bytes it holds, those its rings keep per packet it has in the
+/// network, and its packets' engine time relative to Reno's.
 struct FlowCost {
     bytes: f64,
+    ring_bytes_per_pkt: f64,
     per_pkt: f64,
+    /// The share `per_pkt` grows by per tenfold flows beyond 1,000.
+    per_pkt_per_decade: f64,
 }
 
 /// The cost of a flow of `t`, from what its components keep and do (their own flags).
@@ -254,7 +273,11 @@ fn flow_cost(t: &crate::tcp::TcpConfig, access: bool) -> FlowCost {
     let boxed = !matches!(t.0.variant, "newreno" | "highspeed" | "scalable" | "dctcp");
     let (stamps, rate) = (law.wants_timestamps(), law.wants_rate_samples());
     let has = |on: bool, v: f64| if on { v } else { 0.0 };
+    use crate::tcp::{rate::RECORD_BYTES, recovery::rack_marks::SLOT_BYTES};
+    let slot_bytes = has(stamps || rack, 8.0) + has(rack, SLOT_BYTES as f64) + has(rate, RECORD_BYTES as f64);
+    let slots = if t.0.variant == "bbr" { BBR_RING_SLOTS_PER_PKT } else { RING_SLOTS_PER_PKT };
     FlowCost {
+        ring_bytes_per_pkt: slot_bytes * slots,
         bytes: BYTES_PER_FLOW
             + has(sack, SACK_BYTES)
             + has(rack, RACK_BYTES)
@@ -268,6 +291,7 @@ fn flow_cost(t: &crate::tcp::TcpConfig, access: bool) -> FlowCost {
                 + has(rack, RACK_COST)
                 + has(t.0.variant != "newreno", LAW_COST)
                 + has(rate, RATE_SAMPLER_COST)),
+        per_pkt_per_decade: has(rate, RATE_SAMPLER_COST_PER_DECADE),
     }
 }
 
@@ -278,11 +302,13 @@ fn tcp_flow_cost(cfg: &SimConfig) -> FlowCost {
         return flow_cost(&cfg.tcp, access);
     };
     let total: f64 = groups.iter().map(|g| g.flows as f64).sum::<f64>().max(1.0);
-    let mut out = FlowCost { bytes: 0.0, per_pkt: 0.0 };
+    let mut out = FlowCost { bytes: 0.0, ring_bytes_per_pkt: 0.0, per_pkt: 0.0, per_pkt_per_decade: 0.0 };
     for g in &groups {
         let c = cfg.tcp.group(&g.name).map_or_else(|_| flow_cost(&cfg.tcp, access), |t| flow_cost(&t, access));
         out.bytes += c.bytes * g.flows as f64 / total;
+        out.ring_bytes_per_pkt += c.ring_bytes_per_pkt * g.flows as f64 / total;
         out.per_pkt += c.per_pkt * g.flows as f64 / total;
+        out.per_pkt_per_decade += c.per_pkt_per_decade * g.flows as f64 / total;
     }
     out
 }
@@ -386,11 +412,11 @@ fn memory(
     net: &Network,
     cap: &[f64],
     flight: (f64, f64),
-    flows: (f64, f64),
+    flows: (f64, &FlowCost),
     burst: (f64, f64),
     est: &mut Estimate,
 ) {
-    let ((rtt_s, tcp_flight), (flows, bytes_per_flow), (held, dropped)) = (flight, flows, burst);
+    let ((rtt_s, tcp_flight), (flows, cost), (held, dropped)) = (flight, flows, burst);
     let buffers: f64 = net.links.iter().zip(cap).map(|(l, c)| buffer_pkts(cfg, l, c * rtt_s)).sum();
     // TCP's packets are at most its windows, beyond a first window; open-loop packets at most the
     // buffers. (A full access buffer is a first window's: flows pace themselves to the route.)
@@ -401,11 +427,12 @@ fn memory(
     let open_loop =
         cfg.poisson_mbps + cfg.cbr_mbps > 0.0 || cfg.traffic.iter().any(|g| matches!(g.kind(), Kind::Udp(_)));
     let in_flight = tcp + if open_loop { buffers } else { 0.0 };
+    let rings = tcp * cost.ring_bytes_per_pkt;
     let samples = samples(cfg, net);
     let first = if held >= hold { "tcp.init_cwnd_pkts" } else { "core_mbps" };
     let parts = [
-        ("flows", flows * bytes_per_flow),
-        (first, in_flight * BYTES_PER_PKT + dropped * BYTES_PER_DROPPED_PKT),
+        ("flows", flows * cost.bytes),
+        (first, in_flight * BYTES_PER_PKT + rings + dropped * BYTES_PER_DROPPED_PKT),
         ("sample_interval_s", samples * BYTES_PER_ROW),
         ("topology", net.links.len() as f64 * BYTES_PER_LINK),
     ];

@@ -6,6 +6,7 @@ pub mod config;
 pub mod estimate;
 pub mod event;
 pub mod link;
+pub mod memory;
 pub mod metrics;
 pub mod output;
 pub mod packet;

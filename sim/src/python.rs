@@ -7,7 +7,7 @@ use crate::params::{ConfigError, Param, ParamSpec, Setting, TypeDesc, Value};
 use crate::python_columns::{table, ROW_WISE_MAX_ROWS};
 use crate::topology::Network;
 use crate::world::World;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyTimeoutError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -138,10 +138,16 @@ fn normalize<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>) -> PyResult<Bound<'p
 
 /// Runs one simulation; returns {table: {column: [values]}} for summary, timeseries, flows,
 /// links, classes, control and trace. `timeout_s` stops it (TimeoutError) once it has run that
-/// long in wall time, as Ctrl-C does (the engine polls every 2^18 events).
+/// long in wall time, as Ctrl-C does (the engine polls every 2^18 events); past `budget_bytes`
+/// more memory it stops with MemoryError (`memory.rs`).
 #[pyfunction]
-#[pyo3(signature = (cfg, timeout_s = None))]
-fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>, timeout_s: Option<f64>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (cfg, timeout_s = None, budget_bytes = None))]
+fn run<'py>(
+    py: Python<'py>,
+    cfg: &Bound<'py, PyAny>,
+    timeout_s: Option<f64>,
+    budget_bytes: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
     let (cfg, net) = config_of(cfg)?;
     let mut signal: Option<PyErr> = None;
     let deadline = timeout_s.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s.max(0.0)));
@@ -159,8 +165,15 @@ fn run<'py>(py: Python<'py>, cfg: &Bound<'py, PyAny>, timeout_s: Option<f64>) ->
                 }
             })
         };
-        World::new(&cfg, net).run(&mut poll)
+        crate::memory::set_budget(budget_bytes);
+        let out = World::new(&cfg, net).map_err(|e| (e, 0.0)).and_then(|w| w.run(&mut poll));
+        crate::memory::set_budget(None);
+        out
     });
+    let out = out.map_err(|(e, at_s)| {
+        let when = if at_s > 0.0 { format!(" at {at_s:.3} s of simulated time") } else { String::new() };
+        PyMemoryError::new_err(format!("{e}{when}"))
+    })?;
     if out.interrupted {
         return Err(signal.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted")));
     }

@@ -359,3 +359,16 @@ def test_a_stored_run_missing_from_mlflow_is_logged_again_with_its_flows(tmp_pat
     for c in children:
         flows = pq.read_table(client.download_artifacts(c.info.run_id, "flows.parquet", str(tmp_path / c.info.run_id)))
         assert len(flows) == int(c.data.params["flows"]), c.data.params
+
+
+def test_a_run_that_outgrows_its_memory_is_stored_as_failed(tmp_path, ray_head):
+    """Issue 73: the engine stops a run past its memory budget with MemoryError (here none to grow
+    into, `debug.starve_when`); the worker lives on and the sweep stores the failure and its cause."""
+    res = sweep(tmp_path, *GRID, "debug.starve_when=flows:40", ray_address=ray_head)
+    assert res.returncode == 1
+    assert "4 ok, 4 failed" in res.stderr
+    failed = [r for r in runs(tmp_path).to_pylist() if r["status"] == "failed"]
+    assert {r["flows"] for r in failed} == {40} and len(failed) == 4
+    for r in failed:
+        assert r["error"].startswith("MemoryError: memory: the run outgrew the memory it may allocate"), r["error"]
+        assert "(limits.run_memory_mb)" in r["error"] and "flows=40" in r["error"].split("driven by")[1], r["error"]

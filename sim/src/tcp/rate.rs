@@ -103,6 +103,9 @@ struct TxRecord {
     retransmitted: bool,
 }
 
+/// Bytes a packet's record takes in the sampler's ring (the cost estimate's, `estimate.rs`).
+pub const RECORD_BYTES: usize = std::mem::size_of::<TxRecord>();
+
 #[derive(Debug)]
 pub struct RateSampler {
     tx: SeqRing<TxRecord>,

@@ -2,6 +2,7 @@
 //! long flows' start times, RTTs, TCP groups and routes (see docs/engine.md).
 
 use super::Route;
+use crate::memory::{try_vec, OutOfMemory};
 use crate::tcp::receiver::{SackList, TcpReceiver};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::sender_core::TcpParams;
@@ -77,19 +78,21 @@ pub(crate) struct Conns {
 }
 
 impl Conns {
-    pub fn new(n_long: usize, groups: Vec<Group>) -> Self {
-        Conns {
+    /// The tables of `n_long` long flows, reserved at once (an error if memory runs out).
+    pub fn new(n_long: usize, groups: Vec<Group>) -> Result<Self, OutOfMemory> {
+        let doing = "reserving the flow tables";
+        Ok(Conns {
             n_long,
-            conn: Vec::with_capacity(n_long),
-            senders: Vec::with_capacity(n_long),
-            receivers: Vec::with_capacity(n_long),
-            ack_opts: Vec::with_capacity(n_long),
+            conn: try_vec(n_long, doing)?,
+            senders: try_vec(n_long, doing)?,
+            receivers: try_vec(n_long, doing)?,
+            ack_opts: try_vec(n_long, doing)?,
             groups,
-            flow_group: Vec::with_capacity(n_long),
-            flow_route: Vec::with_capacity(n_long),
-            rtt_s: Vec::with_capacity(n_long),
-            start_s: Vec::with_capacity(n_long),
+            flow_group: try_vec(n_long, doing)?,
+            flow_route: try_vec(n_long, doing)?,
+            rtt_s: try_vec(n_long, doing)?,
+            start_s: try_vec(n_long, doing)?,
             outbox: Vec::with_capacity(64),
-        }
+        })
     }
 }

@@ -4,6 +4,7 @@
 use crate::config::SimConfig;
 use crate::event::{Event, EventQueue};
 use crate::link::{Arrival, Link, Role};
+use crate::memory::{self, OutOfMemory};
 use crate::metrics::LinkStats;
 use crate::packet::{Kind, Packet, ACK_BYTES};
 use crate::queue::{droptail::DropTail, Cause, Discipline, Limit, LinkInfo};
@@ -68,8 +69,9 @@ pub struct World<'c> {
 }
 
 impl<'c> World<'c> {
-    /// Builds the network from a validated config and its network, and schedules the first events.
-    pub fn new(cfg: &'c SimConfig, net: Network) -> Self {
+    /// Builds the network from a validated config and its network, and schedules the first
+    /// events; an error if that outgrows the thread's memory budget (`memory.rs`).
+    pub fn new(cfg: &'c SimConfig, net: Network) -> Result<Self, OutOfMemory> {
         let n = net.long_flows() + crate::traffic::bulk_flows(&cfg.traffic);
         let warm = from_secs(cfg.warmup_s);
         let mut w = World {
@@ -84,18 +86,19 @@ impl<'c> World<'c> {
             links: Vec::new(),
             hops: Vec::new(),
             policies: Vec::new(),
-            conns: Conns::new(n, Self::tcp_groups(cfg)),
+            conns: Conns::new(n, Self::tcp_groups(cfg))?,
             traffic: Traffic::default(),
             meters: Meters::new(cfg, n),
             net,
         };
         w.add_traffic_tcp_groups();
         w.build_topology();
-        w.build_long_flows();
+        w.build_long_flows()?;
         w.build_policies();
         w.build_other_traffic();
         w.schedule_first_events();
-        w
+        memory::check("setting up the run")?;
+        Ok(w)
     }
 
     fn add_link(&mut self, link: Link) -> usize {
@@ -145,7 +148,7 @@ impl<'c> World<'c> {
     }
 
     /// Long flows, route by route: start time, RTT and sender from their own random streams.
-    fn build_long_flows(&mut self) {
+    fn build_long_flows(&mut self) -> Result<(), OutOfMemory> {
         let cfg = self.cfg;
         let seed = cfg.seed as u64;
         let mut f = 0usize;
@@ -161,7 +164,11 @@ impl<'c> World<'c> {
             let g = self.conns.flow_group[f];
             let sender = self.new_sender(g, stream(seed, Stream::Sender, f as u64));
             self.add_connection(self.conns.flow_route[f], self.conns.rtt_s[f], sender);
+            if f % 4096 == 4095 {
+                memory::check("setting up the flows")?;
+            }
         }
+        Ok(())
     }
 
     /// Long flow `f`: start time and RTT from its own stream (an explicit RTT replaces the drawn
@@ -346,8 +353,9 @@ impl<'c> World<'c> {
     }
 
     /// Runs to `duration_s`. `poll` is called every 2^18 events; returning true stops the run
-    /// (Ctrl-C), and the output is then marked interrupted.
-    pub fn run(mut self, poll: &mut dyn FnMut() -> bool) -> RunOutput {
+    /// (Ctrl-C), and the output is then marked interrupted. Memory past the thread's budget
+    /// (`memory.rs`) stops it with an error, and the simulated time (s) it had reached.
+    pub fn run(mut self, poll: &mut dyn FnMut() -> bool) -> Result<RunOutput, (OutOfMemory, f64)> {
         let started = std::time::Instant::now();
         let mut interrupted = false;
         let mut since_poll = 0u32;
@@ -357,6 +365,7 @@ impl<'c> World<'c> {
             since_poll += 1;
             if since_poll == 1 << 18 {
                 since_poll = 0;
+                memory::check("running").map_err(|e| (e, crate::time::to_secs(self.now)))?;
                 if poll() {
                     interrupted = true;
                     break;
@@ -367,7 +376,7 @@ impl<'c> World<'c> {
             self.now = self.end;
         }
         let wall_s = started.elapsed().as_secs_f64();
-        self.finish(wall_s, interrupted)
+        Ok(self.finish(wall_s, interrupted))
     }
 
     #[inline(always)]
@@ -760,5 +769,6 @@ impl<'c> World<'c> {
 /// Runs a validated config to completion (no interruption).
 pub fn run(cfg: &SimConfig) -> RunOutput {
     let net = cfg.validate().expect("a valid config");
-    World::new(cfg, net).run(&mut || false)
+    let no_budget = "memory: no budget on this thread";
+    World::new(cfg, net).expect(no_budget).run(&mut || false).expect(no_budget)
 }

@@ -25,6 +25,9 @@ struct Slot {
     resent_at: Time,
 }
 
+/// Bytes a packet's marks take in the ring (the cost estimate's, `estimate.rs`).
+pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+
 const EMPTY: Slot = Slot { seq: -1, lost: false, resent_at: NEVER };
 
 /// The slot of `seq` in `slots` (a power of two long, or empty), if it is `seq`'s.
