@@ -45,11 +45,12 @@ def headroom() -> tuple[float, str] | None:
     return min(bounds) if bounds else None
 
 
-def budget(limits: Limits) -> tuple[int, str] | None:
+def budget(limits: Limits) -> tuple[int, str]:
     """The memory a run may allocate as it runs, in bytes, and what bounds it: `headroom`, the
     machine's available memory (MemAvailable), and `limits.max_memory_gb` if set, less what the
     process holds. Past it the engine stops the run with MemoryError (sim/src/memory.rs)."""
-    bounds = [(gb, what) for gb, what in [headroom() or (math.inf, "")] if math.isfinite(gb)]
+    room = headroom()
+    bounds = [room] if room else []
     bounds.append((_meminfo_kb("MemAvailable") / 2**20, "the machine's available memory"))
     if limits.max_memory_gb is not None and math.isfinite(limits.max_memory_gb):
         bounds.append((limits.max_memory_gb - _status_kb("VmRSS") / 2**20, "limits.max_memory_gb"))

@@ -146,13 +146,12 @@ def run(config: SimConfig | None = None, /, limits: Limits | None = None, **fiel
     cfg = config if config is not None else SimConfig.from_fields(**fields)
     limits = limits or Limits()
     check(cfg, limits)
-    room = budget(limits)
+    budget_bytes, bound = budget(limits)
     try:
-        out = _core.run(cfg.plain(), limits.job_timeout_s, room[0] if room else None)  # read only: no copy
+        out = _core.run(cfg.plain(), limits.job_timeout_s, budget_bytes)  # read only: no copy
     except MemoryError as e:
         raise MemoryError(
-            f"memory: the run outgrew the memory it may allocate ({room[1] if room else 'none'}): {e}; "
-            f"driven by {memory_drivers(cfg)}"
+            f"memory: the run outgrew the memory it may allocate ({bound}): {e}; driven by {memory_drivers(cfg)}"
         ) from None
     row = {**config_row(cfg), **{k: v[0] for k, v in out["summary"].items()}}
     trace = table(out["trace"], TRACE_SCHEMA) if cfg.trace_max_events > 0 else None

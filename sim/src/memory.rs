@@ -1,8 +1,8 @@
 //! The engine's memory (issue 73): every allocation is counted (`cap`'s allocator, with no limit of
 //! its own), and a run may be given a budget, what it may allocate beyond what is held when it
 //! starts. The run stops with `OutOfMemory` at a checkpoint once it holds more than
-//! `SOFT_SHARE` of it, and the tables the config sizes (the flow tables, the flows' output rows)
-//! are reserved fallibly against it, so that memory that runs out is an error Python raises as
+//! `SOFT_SHARE` of it, and the flow tables, whose size the config sets, are reserved fallibly
+//! against it, so that memory that runs out is an error Python raises as
 //! MemoryError, not the abort of a failed allocation. Details: docs/engine.md, "Cost estimate".
 
 use cap::Cap;

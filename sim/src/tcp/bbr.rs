@@ -224,7 +224,7 @@ impl Bbr {
     fn tso_segs_goal(&self) -> f64 {
         let bytes_per_s = self.pacing_rate * self.pkt_bytes;
         let min_segs = if bytes_per_s < 1.2e6 / 8.0 { 1.0 } else { 2.0 };
-        let bytes = (bytes_per_s / 1024.0).min(65_536.0 - 1.0 - 320.0);
+        let bytes = (bytes_per_s / 1024.0).min(crate::tcp::tso_defer::GSO_MAX_BYTES);
         (bytes / self.pkt_bytes).floor().max(min_segs).min(127.0)
     }
 

@@ -56,11 +56,11 @@ impl TsoDefer {
 
     /// Whether a new skb leaves now (`in_skb` from then on, for its packets), or waits.
     pub fn start_skb(&mut self, w: &Window) -> bool {
-        let limit = w.send_room.min(w.cwnd - w.in_flight);
-        if limit <= 0 || self.defers(w, limit) {
+        let (limit, goal) = (w.send_room.min(w.cwnd - w.in_flight), autosize_pkts(w));
+        if limit <= 0 || self.defers(w, limit, goal) {
             return false;
         }
-        self.skb_left = limit.min(autosize_pkts(w)).min((w.cwnd / 2).max(1));
+        self.skb_left = limit.min(goal).min((w.cwnd / 2).max(1));
         true
     }
 
@@ -75,14 +75,14 @@ impl TsoDefer {
         self.skb_left = 0;
     }
 
-    /// `tcp_tso_should_defer` for a send of `limit` packets.
-    fn defers(&self, w: &Window, limit: i64) -> bool {
+    /// `tcp_tso_should_defer` for a send of `limit` packets, with skbs of `goal`.
+    fn defers(&self, w: &Window, limit: i64, goal: i64) -> bool {
         let Some(head) = w.head_sent.filter(|_| w.outstanding > 0) else { return false };
         // The rest of the data fits (its skb has FIN), or the last send was long ago: no wait.
         if w.data_left <= limit || self.last_sent.is_none_or(|t| w.now > t + MAX_DEFER) {
             return false;
         }
-        if limit >= autosize_pkts(w) || limit as f64 >= w.cwnd as f64 / WIN_DIVISOR {
+        if limit >= goal || limit as f64 >= w.cwnd as f64 / WIN_DIVISOR {
             return false;
         }
         let srtt = from_secs(w.srtt_s);
@@ -163,7 +163,7 @@ mod tests {
         let lan = |in_flight| Window { cwnd: 12, srtt_s: 0.001, min_rtt: MS, ..window(in_flight, now, now - MS) };
         assert!(!recent().start_skb(&lan(9)) && recent().start_skb(&lan(8)), "4 of 12 is a third");
         let quiet = TsoDefer { last_sent: Some(now - 2 * MS), skb_left: 0 };
-        assert!(!quiet.defers(&window(66, now, now - 10 * MS), 4));
+        assert!(!quiet.defers(&window(66, now, now - 10 * MS), 4, 7));
         assert!(recent().start_skb(&Window { outstanding: 0, ..window(0, now, 0) }));
         assert!(recent().start_skb(&Window { data_left: 4, ..window(66, now, now - 10 * MS) }));
     }
