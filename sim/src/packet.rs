@@ -18,13 +18,14 @@ pub enum Kind {
 /// A packet's kind and its ECN bits (RFC 3168) in one byte, so that a packet stays 24 bytes:
 /// bits 0-1 the kind, bit 2 ECT(0) (an ECN-capable data packet), bit 3 CE (congestion
 /// experienced, set by a marking queue), bit 4 the TCP flag its kind carries (ECE on an ACK, CWR
-/// on a data packet).
+/// on a data packet), bit 5 PSH on a data packet (the last of a Linux sender's skb).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tag(u8);
 
 const ECT: u8 = 1 << 2;
 const CE: u8 = 1 << 3;
 const FLAG: u8 = 1 << 4;
+const PUSH: u8 = 1 << 5;
 
 impl Tag {
     #[inline(always)]
@@ -97,6 +98,16 @@ impl Packet {
         self.tag.0 |= FLAG;
     }
 
+    /// PSH on a data packet: a Linux receiver ACKs it at once (`TcpReceiver::on_data`).
+    #[inline(always)]
+    pub fn push(&self) -> bool {
+        self.tag.0 & PUSH != 0
+    }
+
+    pub fn set_push(&mut self) {
+        self.tag.0 |= PUSH;
+    }
+
     /// Marks an ECN-capable packet CE (true); a packet that is not ECT cannot be marked (false).
     #[inline]
     pub fn mark_ce(&mut self) -> bool {
@@ -118,11 +129,12 @@ mod tests {
     fn the_tag_keeps_the_kind_beside_the_ecn_bits() {
         for kind in [Kind::Data, Kind::Ack, Kind::OpenLoop] {
             let mut p = Packet::new(kind, 3, 1000, 7);
-            assert!(!p.ect() && !p.ce() && !p.flag());
+            assert!(!p.ect() && !p.ce() && !p.flag() && !p.push());
             assert!(!p.mark_ce(), "a packet that is not ECT cannot be marked");
             p.set_ect();
             p.set_flag();
-            assert!(p.mark_ce() && p.ce() && p.flag() && p.ect());
+            p.set_push();
+            assert!(p.mark_ce() && p.ce() && p.flag() && p.ect() && p.push());
             assert_eq!(p.kind(), kind);
         }
     }

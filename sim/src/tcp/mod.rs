@@ -622,6 +622,7 @@ crate::params! {
         /// leaves in skbs of the pacing rate's 2^-10 s (at least 2 packets), and a send that fills
         /// less than one waits for the next ACK unless it fills a third of the window or that ACK
         /// is due more than min(1 ms, srtt / 2) away (`tcp_tso_should_defer`; `tcp/tso_defer.rs`).
+        /// An skb of 2 packets or more ends with PSH, which the receiver ACKs at once (Linux 6.6+).
         /// On in the window presets cubic and reno_linux; off: what each ACK frees leaves at once.
         tso_defer: bool = false;
         /// Turns on every rule in which ns-3's TCP departs from ours: ns3 (ssthresh_from_pipe,

@@ -1,5 +1,7 @@
 //! The TCP receiver (ns-2 `TCPSink`, `DelAckSink`, `TCPSink/Sack1`): cumulative ACKs, SACK
-//! blocks, delayed ACKs. Details: docs/tcp.md, `tcp/receiver.rs`.
+//! blocks, delayed ACKs; a data packet with PSH is ACKed at once, as Linux does since 6.6
+//! (commit 4720852ed9af, `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf` in net/ipv4/tcp_input.c and
+//! tcp.c, for an application that reads all it gets). Details: docs/tcp.md.
 
 use crate::time::Time;
 
@@ -167,8 +169,9 @@ impl TcpReceiver {
         }
     }
 
-    /// A data packet arrived; returns (ACK to send now, new in-order packets delivered).
-    pub fn on_data(&mut self, now: Time, seq: i64) -> (Option<i64>, u64) {
+    /// A data packet arrived, with PSH or not; returns (ACK to send now, new in-order packets
+    /// delivered).
+    pub fn on_data(&mut self, now: Time, seq: i64, push: bool) -> (Option<i64>, u64) {
         self.arrivals += 1;
         self.last_arrival_seq = seq;
         let mut in_order = false;
@@ -189,7 +192,7 @@ impl TcpReceiver {
         }
         self.delivered += new;
         if self.delayed_ack && in_order {
-            if self.delack_deadline.take().is_some() {
+            if self.delack_deadline.take().is_some() || push {
                 return (Some(self.ack_no()), new);
             }
             self.delack_deadline = Some(now + self.delack);
@@ -233,11 +236,11 @@ mod tests {
     #[test]
     fn holds_out_of_order_and_acks_cumulatively() {
         let mut r = TcpReceiver::new(false, 0);
-        assert_eq!(r.on_data(0, 0), (Some(0), 1));
-        assert_eq!(r.on_data(0, 2), (Some(0), 0)); // hole at 1: duplicate ACK
-        assert_eq!(r.on_data(0, 3), (Some(0), 0));
-        assert_eq!(r.on_data(0, 1), (Some(3), 3)); // hole filled: jumps to 3
-        assert_eq!(r.on_data(0, 2), (Some(3), 0)); // duplicate data: duplicate ACK
+        assert_eq!(r.on_data(0, 0, false), (Some(0), 1));
+        assert_eq!(r.on_data(0, 2, false), (Some(0), 0)); // hole at 1: duplicate ACK
+        assert_eq!(r.on_data(0, 3, false), (Some(0), 0));
+        assert_eq!(r.on_data(0, 1, false), (Some(3), 3)); // hole filled: jumps to 3
+        assert_eq!(r.on_data(0, 2, false), (Some(3), 0)); // duplicate data: duplicate ACK
         assert_eq!(r.delivered, 4);
         assert_eq!(r.arrivals, 5);
     }
@@ -246,22 +249,34 @@ mod tests {
     fn several_holes() {
         let mut r = TcpReceiver::new(false, 0);
         for s in [1, 3, 5] {
-            assert_eq!(r.on_data(0, s).0, Some(-1));
+            assert_eq!(r.on_data(0, s, false).0, Some(-1));
         }
-        assert_eq!(r.on_data(0, 0).0, Some(1));
-        assert_eq!(r.on_data(0, 2).0, Some(3));
-        assert_eq!(r.on_data(0, 4).0, Some(5));
+        assert_eq!(r.on_data(0, 0, false).0, Some(1));
+        assert_eq!(r.on_data(0, 2, false).0, Some(3));
+        assert_eq!(r.on_data(0, 4, false).0, Some(5));
     }
 
     #[test]
     fn delayed_ack_every_second_packet_or_timer() {
         let mut r = TcpReceiver::new(true, 100);
-        assert_eq!(r.on_data(0, 0).0, None);
-        assert_eq!(r.on_data(1, 1).0, Some(1));
-        assert_eq!(r.on_data(2, 2).0, None);
+        assert_eq!(r.on_data(0, 0, false).0, None);
+        assert_eq!(r.on_data(1, 1, false).0, Some(1));
+        assert_eq!(r.on_data(2, 2, false).0, None);
         assert_eq!(r.on_delack_timer(50), None);
         assert_eq!(r.on_delack_timer(102), Some(2));
-        assert_eq!(r.on_data(200, 4).0, Some(2)); // out of order: at once
+        assert_eq!(r.on_data(200, 4, false).0, Some(2)); // out of order: at once
+    }
+
+    /// Linux since 6.6: a packet with PSH (the end of the sender's skb) is ACKed at once, so the
+    /// ACKs follow the sender's skbs where they would pair packets across them.
+    #[test]
+    fn a_pushed_packet_is_acked_at_once() {
+        let mut r = TcpReceiver::new(true, 100);
+        assert_eq!(r.on_data(0, 0, true).0, Some(0), "pushed: at once");
+        assert_eq!(r.on_data(1, 1, false).0, None);
+        assert_eq!(r.on_data(2, 2, false).0, Some(2), "every second packet, as before");
+        assert_eq!(r.on_data(3, 3, true).0, Some(3), "the pushed one does not wait for its pair");
+        assert_eq!(r.delack_deadline, None);
     }
 
     /// RFC 3168: ECE from a CE until CWR. DCTCP (RFC 8257 3.2): ECE is the CE of the packets
@@ -280,7 +295,7 @@ mod tests {
                 acks.push((owed, r.ece));
             }
             r.on_ecn(ce, false);
-            if let Some(a) = r.on_data(seq as Time, seq).0 {
+            if let Some(a) = r.on_data(seq as Time, seq, false).0 {
                 acks.push((a, r.ece));
             }
         }
@@ -294,28 +309,28 @@ mod tests {
     #[test]
     fn sack_blocks_newest_first_merged_and_capped() {
         let mut r = TcpReceiver::new(false, 0);
-        r.on_data(0, 0);
-        r.on_data(0, 2); // hole at 1
+        r.on_data(0, 0, false);
+        r.on_data(0, 2, false); // hole at 1
         assert_eq!(r.sack_blocks(3).as_slice(), &[(2, 3)]);
-        r.on_data(0, 3);
+        r.on_data(0, 3, false);
         assert_eq!(r.sack_blocks(3).as_slice(), &[(2, 4)]);
-        r.on_data(0, 6); // hole at 4, 5
-        r.on_data(0, 9); // hole at 7, 8
+        r.on_data(0, 6, false); // hole at 4, 5
+        r.on_data(0, 9, false); // hole at 7, 8
         assert_eq!(r.sack_blocks(3).as_slice(), &[(9, 10), (6, 7), (2, 4)]);
-        r.on_data(0, 12);
+        r.on_data(0, 12, false);
         assert_eq!(r.sack_blocks(3).as_slice(), &[(12, 13), (9, 10), (6, 7)], "at most 3, the oldest left out");
-        r.on_data(0, 5); // joins 6's block; it becomes the most recent
+        r.on_data(0, 5, false); // joins 6's block; it becomes the most recent
         assert_eq!(r.sack_blocks(4).as_slice(), &[(5, 7), (12, 13), (9, 10), (2, 4)]);
-        r.on_data(0, 4); // fills 4: (2, 7) is one block now
+        r.on_data(0, 4, false); // fills 4: (2, 7) is one block now
         assert_eq!(r.sack_blocks(4).as_slice(), &[(2, 7), (12, 13), (9, 10)]);
-        r.on_data(0, 1); // cumulative ACK jumps to 6: that block is gone
-        assert_eq!(r.on_data(0, 13).0, Some(6));
+        r.on_data(0, 1, false); // cumulative ACK jumps to 6: that block is gone
+        assert_eq!(r.on_data(0, 13, false).0, Some(6));
         assert_eq!(r.sack_blocks(4).as_slice(), &[(12, 14), (9, 10)]);
-        r.on_data(0, 7);
-        r.on_data(0, 8);
-        assert_eq!(r.on_data(0, 10).0, Some(10));
+        r.on_data(0, 7, false);
+        r.on_data(0, 8, false);
+        assert_eq!(r.on_data(0, 10, false).0, Some(10));
         assert_eq!(r.sack_blocks(4).as_slice(), &[(12, 14)]);
-        assert_eq!(r.on_data(0, 11).0, Some(13));
+        assert_eq!(r.on_data(0, 11, false).0, Some(13));
         assert_eq!(r.sack_blocks(4).as_slice(), &[]);
         assert_eq!(r.delivered, 14);
     }
@@ -326,12 +341,12 @@ mod tests {
     fn a_passed_block_keeps_its_recent_slot() {
         let mut r = TcpReceiver::new(false, 0);
         for s in [0, 4, 6, 8, 2] {
-            r.on_data(0, s);
+            r.on_data(0, s, false);
         }
         assert_eq!(r.sack_blocks(4).as_slice(), &[(2, 3), (8, 9), (6, 7), (4, 5)]);
-        assert_eq!(r.on_data(0, 1).0, Some(2), "(2, 3) is passed, and stale");
+        assert_eq!(r.on_data(0, 1, false).0, Some(2), "(2, 3) is passed, and stale");
         assert_eq!(r.sack_blocks(4).as_slice(), &[(8, 9), (6, 7), (4, 5)]);
-        r.on_data(0, 10);
+        r.on_data(0, 10, false);
         assert_eq!(r.sack_blocks(4).as_slice(), &[(10, 11), (8, 9), (6, 7)]);
     }
 }

@@ -408,6 +408,19 @@ impl TcpSender {
         std::mem::take(&mut self.core.cwr_pending)
     }
 
+    /// Whether the data packet `seq` being sent carries PSH (it ends an skb).
+    #[inline]
+    pub fn take_push(&mut self, seq: i64) -> bool {
+        let pushes = &mut self.core.pushes;
+        match pushes.iter().position(|&s| s == seq) {
+            Some(i) => {
+                pushes.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The retransmission timer fired; returns false if it was stale (deadline moved).
     pub fn on_rto_timer(&mut self, now: Time, out: &mut Vec<i64>) -> bool {
         let c = &mut self.core;

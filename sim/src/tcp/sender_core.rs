@@ -134,6 +134,9 @@ pub struct SenderCore {
     /// whether the next data packet carries CWR.
     pub(super) ecn_recover: i64,
     pub(super) cwr_pending: bool,
+    /// The packets just sent that carry PSH (the last of each skb, `tso_defer.rs`), until the
+    /// world takes them.
+    pub(super) pushes: Vec<i64>,
     /// The ACK being processed carried ECE (`on_ece` precedes its `on_ack_*`).
     pub(super) ece_ack: bool,
     /// The delivery-rate estimator, if the window law reads its samples.
@@ -171,6 +174,7 @@ impl SenderCore {
             sent_at: SeqRing::new(false),
             ecn_recover: -1,
             cwr_pending: false,
+            pushes: Vec::new(),
             ece_ack: false,
             rate: None,
             lost_pkts: 0,
@@ -325,6 +329,11 @@ impl SenderCore {
     }
 
     /// Sends the next packet in sequence.
+    /// The new packet just sent carries PSH (`TcpSender::take_push`).
+    pub fn push_last(&mut self) {
+        self.pushes.push(self.st.t_seqno - 1);
+    }
+
     pub fn send_next(&mut self, now: Time, out: &mut Vec<i64>) {
         let seq = self.st.t_seqno;
         self.output(now, seq, out);

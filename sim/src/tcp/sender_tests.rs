@@ -76,7 +76,7 @@ fn drive_logged(
     let mut log = Vec::new();
     let mut r = TcpReceiver::new(false, 0);
     let mut dropped: HashSet<i64> = HashSet::new();
-    let mut wire: VecDeque<(Time, i64)> = VecDeque::new(); // (arrival at receiver, seq)
+    let mut wire: VecDeque<(Time, i64, bool)> = VecDeque::new(); // (arrival at receiver, seq, PSH)
     let mut acks: VecDeque<(Time, i64, SackList)> = VecDeque::new();
     let mut sent: HashSet<i64> = HashSet::new();
     let mut retx = Vec::new();
@@ -94,7 +94,7 @@ fn drive_logged(
             if drops.contains(&seq) && dropped.insert(seq) {
                 continue; // first transmission lost
             }
-            wire.push_back((last_tx + RTT / 2, seq));
+            wire.push_back((last_tx + RTT / 2, seq, s.take_push(seq)));
         }
         if s.st().highest_ack >= until {
             return (retx, s.stats().timeouts, sent, log);
@@ -105,8 +105,8 @@ fn drive_logged(
         let t = [next_data, next_ack, next_rto].into_iter().flatten().min().expect("stalled");
         now = t;
         if next_data == Some(t) {
-            let (_, seq) = wire.pop_front().unwrap();
-            if let (Some(a), _) = r.on_data(now, seq) {
+            let (_, seq, push) = wire.pop_front().unwrap();
+            if let (Some(a), _) = r.on_data(now, seq, push) {
                 acks.push_back((now + RTT / 2, a, r.sack_blocks(3)));
             }
         } else if next_ack == Some(t) {
@@ -125,22 +125,23 @@ fn drive_logged(
 fn drive_ecn(mut s: TcpSender, marks: &[i64], until: i64) -> Vec<(i64, f64, u64)> {
     const GAP: Time = 1_000_000_000;
     let mut r = TcpReceiver::new(false, 0);
-    let mut wire: VecDeque<(Time, i64, bool)> = VecDeque::new(); // (arrival, seq, CWR)
+    let mut wire: VecDeque<(Time, i64, bool, bool)> = VecDeque::new(); // (arrival, seq, CWR, PSH)
     let mut acks: VecDeque<(Time, i64, bool)> = VecDeque::new(); // (arrival, ackno, ECE)
     let (mut out, mut log, mut last_tx) = (Vec::new(), Vec::new(), 0);
     s.start(0, &mut out);
     while s.st().highest_ack < until {
         for seq in out.drain(..) {
             last_tx += GAP;
-            wire.push_back((last_tx + RTT / 2, seq, s.take_cwr()));
+            let cwr = s.take_cwr();
+            wire.push_back((last_tx + RTT / 2, seq, cwr, s.take_push(seq)));
         }
         let next_data = wire.front().map(|w| w.0).unwrap_or(Time::MAX);
         let next_ack = acks.front().map(|a| a.0).unwrap_or(Time::MAX);
         if next_data <= next_ack {
-            let (now, seq, cwr) = wire.pop_front().expect("the path stalled");
+            let (now, seq, cwr, push) = wire.pop_front().expect("the path stalled");
             last_tx = last_tx.max(now);
             r.on_ecn(marks.contains(&seq), cwr);
-            if let (Some(a), _) = r.on_data(now, seq) {
+            if let (Some(a), _) = r.on_data(now, seq, push) {
                 acks.push_back((now + RTT / 2, a, r.ece));
             }
         } else {

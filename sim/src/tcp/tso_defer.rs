@@ -6,8 +6,9 @@
 //! one skb, or than a third of the window, until the next ACK, unless the last send was more than
 //! 1 ms ago or the oldest packet's ACK is due more than min(1 ms, srtt / 2) away (upstream
 //! 295ce1eb36ae, in 6.18); `tcp_cwnd_test` caps an skb at half the window. net/ipv4/tcp_output.c,
-//! Linux 6.18. Not modelled: the write queue's own skb boundaries (an application's writes).
-//! Details: docs/tcp.md.
+//! Linux 6.18. An skb of two packets or more ends with PSH, as the kernel's do on the testbed
+//! (measured, docs/fidelity.md), which the receiver ACKs at once (`receiver.rs`). Not modelled:
+//! the write queue's own skb boundaries (an application's writes). Details: docs/tcp.md.
 
 use crate::time::{from_secs, Time};
 
@@ -41,11 +42,12 @@ pub struct Window {
     pub mss_bytes: f64,
 }
 
-/// The skb being sent and when the last one left.
+/// The skb being sent (its packets still to go, and sent) and when the last one left.
 #[derive(Default)]
 pub struct TsoDefer {
     last_sent: Option<Time>,
     skb_left: i64,
+    skb_sent: i64,
 }
 
 impl TsoDefer {
@@ -61,18 +63,27 @@ impl TsoDefer {
             return false;
         }
         self.skb_left = limit.min(goal).min((w.cwnd / 2).max(1));
+        self.skb_sent = 0;
         true
     }
 
-    /// A packet left at `now`.
-    pub fn sent(&mut self, now: Time) {
-        self.skb_left = (self.skb_left - 1).max(0);
+    /// A packet left at `now`; whether it ends an skb of two packets or more (it carries PSH).
+    pub fn sent(&mut self, now: Time) -> bool {
         self.last_sent = Some(now);
+        if self.skb_left == 0 {
+            return false; // outside an skb
+        }
+        self.skb_left -= 1;
+        self.skb_sent += 1;
+        self.skb_left == 0 && self.skb_sent >= 2
     }
 
-    /// The send is over: an skb is sent whole at one instant.
-    pub fn done(&mut self) {
+    /// The send is over: an skb is sent whole at one instant. Whether one was cut short after
+    /// two packets or more (its last packet sent carries PSH).
+    pub fn done(&mut self) -> bool {
+        let cut = self.skb_left > 0 && self.skb_sent >= 2;
         self.skb_left = 0;
+        cut
     }
 
     /// `tcp_tso_should_defer` for a send of `limit` packets, with skbs of `goal`.
@@ -141,14 +152,21 @@ mod tests {
     /// With the head's ACK due now, a send of under 7 packets waits; of 7 it goes as one skb.
     #[test]
     fn a_send_short_of_an_skb_waits_for_the_next_ack() {
-        let mut d = TsoDefer { last_sent: Some(10 * MS), skb_left: 0 };
+        let mut d = TsoDefer { last_sent: Some(10 * MS), ..TsoDefer::default() };
         let now = 10 * MS + MS / 2;
         assert!(!d.start_skb(&window(66, now, 0)), "4 free: defer");
         assert!(d.start_skb(&window(63, now, 0)), "7 free: one skb");
-        for _ in 0..7 {
-            d.sent(now);
-        }
+        let ends: Vec<bool> = (0..7).map(|_| d.sent(now)).collect();
+        assert_eq!(ends, [false, false, false, false, false, false, true], "PSH on its last packet");
         assert!(!d.start_skb(&window(70, now, 0)));
+        assert!(!d.sent(now), "a packet outside an skb carries no PSH");
+        assert!(d.start_skb(&window(63, now, 0)));
+        d.sent(now);
+        assert!(!d.done(), "cut after one packet: no PSH");
+        assert!(d.start_skb(&window(63, now, 0)));
+        d.sent(now);
+        d.sent(now);
+        assert!(d.done(), "cut after two: the last sent carries PSH");
     }
 
     /// The rules that send at once: the ACK far off, a third of the window, a quiet millisecond,
@@ -156,13 +174,13 @@ mod tests {
     #[test]
     fn a_send_goes_at_once_when_waiting_would_stall() {
         let now = 20 * MS;
-        let recent = || TsoDefer { last_sent: Some(now - MS / 2), skb_left: 0 };
+        let recent = || TsoDefer { last_sent: Some(now - MS / 2), ..TsoDefer::default() };
         assert!(!recent().start_skb(&window(66, now, now - 10 * MS)), "ACK due in 0.7 ms: defer");
         assert!(recent().start_skb(&window(66, now, now - 9 * MS)), "ACK due in 1.7 ms: send");
         // At 1 ms an skb is 36 packets, more than a 12-packet window's third: the third goes.
         let lan = |in_flight| Window { cwnd: 12, srtt_s: 0.001, min_rtt: MS, ..window(in_flight, now, now - MS) };
         assert!(!recent().start_skb(&lan(9)) && recent().start_skb(&lan(8)), "4 of 12 is a third");
-        let quiet = TsoDefer { last_sent: Some(now - 2 * MS), skb_left: 0 };
+        let quiet = TsoDefer { last_sent: Some(now - 2 * MS), ..TsoDefer::default() };
         assert!(!quiet.defers(&window(66, now, now - 10 * MS), 4, 7));
         assert!(recent().start_skb(&Window { outstanding: 0, ..window(0, now, 0) }));
         assert!(recent().start_skb(&Window { data_left: 4, ..window(66, now, now - 10 * MS) }));

@@ -489,6 +489,9 @@ impl<'c> World<'c> {
         let ecn = self.conns.senders[f].ecn();
         for &seq in &out {
             let mut pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
+            if self.conns.senders[f].take_push(seq) {
+                pkt.set_push();
+            }
             if ecn {
                 pkt.set_ect();
                 if self.conns.senders[f].take_cwr() {
@@ -690,7 +693,7 @@ impl<'c> World<'c> {
                     self.send_ack(f, owed);
                 }
                 self.conns.receivers[f].on_ecn(pkt.ce(), pkt.flag());
-                let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq);
+                let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq, pkt.push());
                 self.meters.route_delivered[self.conns.conn[f].route as usize] += new;
                 if f >= self.conns.n_long {
                     self.count_transfer(f, |c| c.delivered += new);

@@ -332,12 +332,14 @@ impl RackTlp {
             }
             sent += 1;
             self.clock.sent(core, now, paced);
-            if tso {
-                self.tso.sent(now);
+            if tso && self.tso.sent(now) {
+                core.push_last();
             }
         }
         self.clock.done(now);
-        self.tso.done();
+        if self.tso.done() {
+            core.push_last();
+        }
         if self.credit != i64::MAX {
             self.credit -= sent;
             self.prr.out += sent;
