@@ -328,12 +328,12 @@ impl SenderCore {
         self.output(now, seq, out);
     }
 
-    /// Sends the next packet in sequence.
     /// The new packet just sent carries PSH (`TcpSender::take_push`).
     pub fn push_last(&mut self) {
         self.pushes.push(self.st.t_seqno - 1);
     }
 
+    /// Sends the next packet in sequence.
     pub fn send_next(&mut self, now: Time, out: &mut Vec<i64>) {
         let seq = self.st.t_seqno;
         self.output(now, seq, out);
