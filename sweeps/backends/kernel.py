@@ -13,7 +13,7 @@ What it maps (everything else must keep its default, or its preset's, or the run
   (the buffer it resolves), queue=droptail (pfifo); an AQM this kernel has (probed once) or refused
   naming it; duration_s, warmup_s, sample_interval_s.
 What it measures: utilization, loss, queue and queueing delay (Little's law) from the pfifo's
-counters, sampled; per flow goodput and retransmits from TCP_INFO; the delay line's lateness and
+counters, sampled; per flow goodput, retransmits and RTOs from TCP_INFO; the delay line's lateness and
 the rate the bottleneck gave (`emulation_*`, `timing_suspect`). The rest is NULL."""
 
 from __future__ import annotations

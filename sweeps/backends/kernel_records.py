@@ -72,12 +72,14 @@ def records(cfg: SimConfig, queue: list[dict], samples: list[list], n_flows: int
     rec["warm"], rec["end"] = counters(at(cum, cfg.warmup_s)), counters(at(cum, cfg.duration_s))
     for tag, f in (("warm", flow_at(cfg.warmup_s)), ("end", flows[-1][1] if flows else {})):
         for i in range(n_flows):
-            v = f.get(i, {"bytes_acked": 0, "total_retrans": 0, "data_segs_out": 0})
+            v = f.get(i, {"bytes_acked": 0, "total_retrans": 0, "data_segs_out": 0, "total_rto": 0})
             rec["flow"][(tag, i)] = {
                 "acked": v["bytes_acked"] / mss,
                 "rexmit_pkts": v["total_retrans"],
                 "sent_pkts": v.get("data_segs_out", 0),
             }
+            if v.get("total_rto") is not None:  # Linux 6.7 on: its RTOs, SYN's and repeats included
+                rec["flow"][(tag, i)]["timeouts"] = v["total_rto"]
     rec["held"] = {"pkts": at(cum, cfg.duration_s)["backlog_pkts"]}
     return rec
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import selectors
 import socket
 import struct
@@ -26,8 +27,10 @@ import time
 from typing import Any
 
 TCP_WINDOW_CLAMP, TCP_INFO, TCP_QUICKACK, TCP_CONGESTION = 10, 11, 12, 13
-TCP_INFO_FORMAT = "<8B24I4Q6I4Q2I2Q"
-"""struct tcp_info up to tcpi_bytes_retrans (Linux 4.19 on; include/uapi/linux/tcp.h)."""
+TCP_INFO_FORMAT = "<8B24I4Q6I4Q2I2Q6I2HI"
+"""struct tcp_info up to tcpi_total_rto_time (include/uapi/linux/tcp.h): the RTO counters since
+Linux 6.7 (commit 3868ab0f1925), the rest since 4.19. On an older kernel the fields its shorter
+struct lacks read None (`tcp_info`)."""
 TCP_INFO_FIELDS = (
     *("state", "ca_state", "retransmits", "probes", "backoff", "options", "wscale", "app_limited"),
     *("rto", "ato", "snd_mss", "rcv_mss", "unacked", "sacked", "lost", "retrans", "fackets"),
@@ -36,20 +39,28 @@ TCP_INFO_FIELDS = (
     *("total_retrans", "pacing_rate", "max_pacing_rate", "bytes_acked", "bytes_received"),
     *("segs_out", "segs_in", "notsent_bytes", "min_rtt", "data_segs_in", "data_segs_out"),
     *("delivery_rate", "busy_time", "rwnd_limited", "sndbuf_limited", "delivered", "delivered_ce"),
-    *("bytes_sent", "bytes_retrans"),
+    *("bytes_sent", "bytes_retrans", "dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd"),
+    *("rehash", "total_rto", "total_rto_recoveries", "total_rto_time"),
 )
+FIELD_ENDS = tuple(
+    struct.calcsize("<" + "".join(c * int(n or 1) for n, c in re.findall(r"(\d*)([A-Za-z])", TCP_INFO_FORMAT))[: i + 1])
+    for i in range(len(TCP_INFO_FIELDS))
+)
+"""Where each field ends in the struct, in bytes."""
 KEPT = (
     *("ca_state", "rtt", "snd_cwnd", "snd_ssthresh", "total_retrans", "bytes_acked", "delivery_rate", "lost"),
-    "data_segs_out",
+    *("data_segs_out", "total_rto"),
 )
 """What a sample keeps of each socket's TCP_INFO (rtt in us, delivery_rate in bytes/s)."""
 CHUNK = b"\0" * 262144
 
 
-def tcp_info(sock: socket.socket) -> dict[str, int]:
-    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, struct.calcsize(TCP_INFO_FORMAT))
-    raw = raw.ljust(struct.calcsize(TCP_INFO_FORMAT), b"\0")
-    return dict(zip(TCP_INFO_FIELDS, struct.unpack(TCP_INFO_FORMAT, raw)))
+def tcp_info(sock: socket.socket) -> dict[str, int | None]:
+    """The socket's TCP_INFO; None for the fields past what this kernel wrote."""
+    size = struct.calcsize(TCP_INFO_FORMAT)
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, size)
+    values = struct.unpack(TCP_INFO_FORMAT, raw.ljust(size, b"\0"))
+    return {f: v if end <= len(raw) else None for f, v, end in zip(TCP_INFO_FIELDS, values, FIELD_ENDS)}
 
 
 def _stdin_closed() -> bool:

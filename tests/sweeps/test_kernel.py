@@ -177,6 +177,27 @@ def test_a_kernel_run_measures_the_link_its_flows_and_its_own_timing():
 
 
 @NEEDS_ROOT
+def test_a_kernel_run_counts_its_flows_timeouts():
+    """`timeouts` from each socket's tcpi_total_rto (Linux 6.7 on; NULL before): 16 CUBIC flows in
+    a 2-packet buffer time out, one flow in 2 BDP does not, and each RTO resends a packet."""
+    has_rto = tuple(int(x) for x in os.uname().release.split(".")[:2]) >= (6, 7)
+    crowded = sim.SimConfig(
+        tcp="cubic", flows=16, core_mbps=10.0, rtt_ms=10.0, buffer_pkts=2, duration_s=5.0, warmup_s=1.0
+    )
+    alone = sim.SimConfig(
+        tcp="cubic", flows=1, core_mbps=10.0, rtt_ms=10.0, buffer_pkts=17, duration_s=4.0, warmup_s=1.0
+    )
+    many, one = kernel.run(crowded), kernel.run(alone)
+    if not has_rto:
+        assert many.metrics["timeouts"] is None, many.metrics
+        return
+    per_flow = [f["timeouts"] for f in many.details["flows"].to_pylist()]
+    assert many.metrics["timeouts"] == sum(per_flow) > 0, (many.metrics["timeouts"], per_flow)
+    assert many.metrics["retransmits"] >= many.metrics["timeouts"], many.metrics
+    assert one.metrics["timeouts"] == 0, one.metrics
+
+
+@NEEDS_ROOT
 def test_each_flow_runs_the_congestion_control_asked_for(tmp_path):
     """The sender reads TCP_CONGESTION back from every socket, and fails a run whose socket runs
     another module (this host's default is bbr: a silent fallback would pass for cubic)."""
