@@ -130,7 +130,6 @@ def _point(q: dict[str, str], spec: AtlasSpec) -> tuple[Cell, dict[str, Any]]:
 
 
 def main(args: list[str]) -> int:
-    from analysis.atlas.build import probe_of
     from analysis.atlas.probes import atlas_ray, measure
     from analysis.db import connect
 
@@ -151,21 +150,22 @@ def main(args: list[str]) -> int:
         mine.append(_point(own["point"], spec))
     wanted = sorted({(c, b) for c, r in mine for b in ends(r)}, key=str)
     asked = [(c, b, s) for c, b in wanted for s in check.seeds]
+    same = on_engine(check) if backend(spec) != "engine" else None
     with atlas_ray(spec):  # one sweep, with its own progress (a line every 20 s off a terminal)
         got, new, packets = measure(check, asked, {}, set(), quiet=False)
-    runs: dict[tuple[Cell, int], dict[int, Any]] = {}
-    for (c, b, s), m in zip(asked, got):
-        runs.setdefault((c, b), {})[s] = m
-    at = {k: probe_of(check, v) for k, v in runs.items()}
+        mirror = measure(same, asked, {}, set())[0] if same else None
+    at = _probes(check, asked, got)
+    at_engine = _probes(check, asked, mirror) if mirror else {}
     counts: dict[str, int] = {}
     checked = []
     for c, r in mine:
         here = {b: (at[(c, b)].utilization, at[(c, b)].halfwidth) for b in ends(r)}
         v = verdict(r, here) if here else "unprobed"
         counts[v] = counts.get(v, 0) + 1
-        checked.append(_record(c, r, here, v))
-        print(_line(c, r, here, v))
-    if backend(spec) != "engine":
+        engine = {b: (at_engine[(c, b)].utilization, at_engine[(c, b)].halfwidth) for b in ends(r)} if mirror else {}
+        checked.append(_record(c, r, here, v, engine, own["long_s"]))
+        print(_line(c, r, here, v) + (f"; the engine on the same probes {_probes_text(engine)}" if engine else ""))
+    if same:
         print(f"stored: {store(spec, checked)}")
     agree = counts.get("in", 0) + counts.get("unreachable", 0)
     total = sum(counts.values())
@@ -173,12 +173,33 @@ def main(args: list[str]) -> int:
     return 0 if agree >= 0.9 * total else 1
 
 
+def on_engine(check: AtlasSpec) -> AtlasSpec:
+    """A kernel check's probes, the same seeds and lengths, on the engine: where the kernel's
+    verdict differs from the atlas's but the engine's on these probes does not, the probes (their
+    length, their seeds) disagree with the atlas, not the kernel with the engine (docs/atlas.md)."""
+    return dataclasses.replace(check, name=f"{check.name}_engine", base=[*check.base, "backend=engine"])
+
+
+def _probes(check: AtlasSpec, asked: list[tuple[Cell, int, int]], got: list) -> dict[tuple[Cell, int], Any]:
+    """Each (cell, buffer)'s probe over its seeds."""
+    from analysis.atlas.build import probe_of
+
+    runs: dict[tuple[Cell, int], dict[int, Any]] = {}
+    for (c, b, s), m in zip(asked, got):
+        runs.setdefault((c, b), {})[s] = m
+    return {k: probe_of(check, v) for k, v in runs.items()}
+
+
 def _cell(r: dict[str, Any]) -> Cell:
     return Cell(r["tcp"], r["queue"], r["flows"], r["core_mbps"], r["rtt_ms"], r["traffic"])
 
 
+def _probes_text(here: dict[int, tuple[float, float | None]]) -> str:
+    return ", ".join(f"{u:.4f} ± {hw or 0:.4f} at {b:,}" for b, (u, hw) in sorted(here.items()))
+
+
 def _line(c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | None]], v: str) -> str:
-    probes = ", ".join(f"{u:.4f} ± {hw or 0:.4f} at {b:,}" for b, (u, hw) in sorted(here.items()))
+    probes = _probes_text(here)
     hi = "?" if r["hi_pkts"] is None else f"{r['hi_pkts']:,}"
     return (
         f"{c.tcp} {c.queue} flows={c.flows} core_mbps={c.core_mbps:g} rtt_ms={c.rtt_ms:g} target {r['target']:g}: "
@@ -186,18 +207,27 @@ def _line(c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | None]
     )
 
 
-def _record(c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | None]], v: str) -> dict[str, Any]:
-    lo, hi = (here.get(r["lo_pkts"]) if r["lo_pkts"] else None), (here.get(r["hi_pkts"]) if r["hi_pkts"] else None)
+def _record(
+    c: Cell, r: dict[str, Any], here: dict[int, tuple[float, float | None]], v: str, engine: dict, long_s: int
+) -> dict[str, Any]:
+    def end(at: dict[int, tuple[float, float | None]], key: str) -> float | None:
+        got = at.get(r[key]) if r[key] else None
+        return got[0] if got else None
+
     return {
         **dataclasses.asdict(c),
         "target": r["target"],
         "min_buffer_pkts": r["min_buffer_pkts"],
         "lo_pkts": r["lo_pkts"],
         "hi_pkts": r["hi_pkts"],
-        "lo_utilization": lo[0] if lo else None,
-        "hi_utilization": hi[0] if hi else None,
+        "lo_utilization": end(here, "lo_pkts"),
+        "hi_utilization": end(here, "hi_pkts"),
         "verdict": v,
         "engine_version": r.get("engine_version"),
+        "long_s": long_s,
+        "engine_lo_utilization": end(engine, "lo_pkts"),
+        "engine_hi_utilization": end(engine, "hi_pkts"),
+        "engine_verdict": (verdict(r, engine) if engine else None),
     }
 
 
@@ -206,9 +236,18 @@ def checks_path(results_dir: str, name: str, on: str) -> Path:
 
 
 def store(spec: AtlasSpec, checked: list[dict[str, Any]]) -> Path:
-    """The verdicts, replaced atomically."""
+    """The verdicts, written atomically over the stored ones: a check of the same answer (cell,
+    target, bracket, engine) replaces its earlier one, as when a cell is checked again with longer
+    probes; the others stay."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from analysis.atlas.table import write_atomic
 
-    return write_atomic(checks_path(spec.results_dir, spec.name, backend(spec)), pa.Table.from_pylist(checked))
+    path = checks_path(spec.results_dir, spec.name, backend(spec))
+    keys = ("tcp", "queue", "flows", "core_mbps", "rtt_ms", "traffic", "target", "lo_pkts", "hi_pkts", "engine_version")
+    new = {tuple(r[k] for k in keys) for r in checked}
+    stored = pq.read_table(path).to_pylist() if path.exists() else []
+    kept = [r for r in stored if tuple(r.get(k) for k in keys) not in new]
+    columns = list(checked[0]) if checked else []  # an earlier check's rows may lack a newer column
+    return write_atomic(path, pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in [*kept, *checked]]))

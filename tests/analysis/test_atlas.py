@@ -318,12 +318,39 @@ def test_the_kernel_checks_a_bracket_at_both_ends_and_the_report_reads_it(tmp_pa
     (checked,) = pq.read_table(checks_path(str(tmp_path / "results"), "small", "kernel")).to_pylist()
     assert checked["verdict"] in ("in", "above", "below") and 0.3 < checked["hi_utilization"] <= 1.005, checked
     assert checked["lo_pkts"] < checked["hi_pkts"] and checked["lo_utilization"] is not None, checked
+    # The engine ran the kernel's probes too: the same seeds and length, so the two are comparable.
+    assert checked["long_s"] == 4 and checked["engine_verdict"] in ("in", "above", "below"), checked
+    assert 0.3 < checked["engine_hi_utilization"] <= 1.0 and checked["engine_lo_utilization"] is not None, checked
     notes = "\n".join(kernel_notes(str(tmp_path / "results"), "small", rows(tmp_path)))
     assert f"| cubic | droptail | 2 | 10 | 20 | 0.99 | {checked['min_buffer_pkts']} |" in notes, notes
+    assert re.search(r"the engine gives the kernel's verdict in [01] of 1 cells", notes), notes
     other = [{**r, "engine_version": "0.0.0"} for r in rows(tmp_path)]  # as if rebuilt on another engine
     assert "1 checks of answers this build no longer gives left out" in "\n".join(
         kernel_notes(str(tmp_path / "results"), "small", other)
     )
+
+
+def test_a_cell_checked_again_replaces_its_earlier_check_and_keeps_the_others(tmp_path):
+    """`store`: checking one cell again (say with longer probes) replaces that answer's row, keeps
+    every other, and an older row without a newer column reads it as empty."""
+    import pyarrow.parquet as pq
+
+    from analysis.atlas.check import checks_path, store
+    from analysis.atlas.spec import load
+
+    spec = load(["+atlas=small", f"results_dir={tmp_path}", "backend=kernel"])
+    keys = {"queue": "droptail", "traffic": "none", "target": 0.95, "engine_version": "0.1.0", "core_mbps": 10.0}
+    old = [
+        {**keys, "tcp": t, "flows": 1, "rtt_ms": 10.0, "lo_pkts": 3, "hi_pkts": 4, "verdict": "above"}
+        for t in ("cubic", "bbr")
+    ]
+    store(spec, old)
+    again = {**old[0], "verdict": "in", "long_s": 120}
+    store(spec, [again])
+    got = {r["tcp"]: r for r in pq.read_table(checks_path(str(tmp_path), "small", "kernel")).to_pylist()}
+    assert set(got) == {"cubic", "bbr"}, got
+    assert got["cubic"]["verdict"] == "in" and got["cubic"]["long_s"] == 120, got
+    assert got["bbr"]["verdict"] == "above" and got["bbr"]["long_s"] is None, got
 
 
 def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):
