@@ -249,5 +249,6 @@ def store(spec: AtlasSpec, checked: list[dict[str, Any]]) -> Path:
     new = {tuple(r[k] for k in keys) for r in checked}
     stored = pq.read_table(path).to_pylist() if path.exists() else []
     kept = [r for r in stored if tuple(r.get(k) for k in keys) not in new]
-    columns = list(checked[0]) if checked else []  # an earlier check's rows may lack a newer column
-    return write_atomic(path, pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in [*kept, *checked]]))
+    rows = [*kept, *checked]
+    columns = list(dict.fromkeys(k for r in [*checked, *kept] for k in r))  # older rows may lack a newer column
+    return write_atomic(path, pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows]))

@@ -351,6 +351,8 @@ def test_a_cell_checked_again_replaces_its_earlier_check_and_keeps_the_others(tm
     assert set(got) == {"cubic", "bbr"}, got
     assert got["cubic"]["verdict"] == "in" and got["cubic"]["long_s"] == 120, got
     assert got["bbr"]["verdict"] == "above" and got["bbr"]["long_s"] is None, got
+    store(spec, [])  # a check of nothing loses nothing
+    assert pq.read_table(checks_path(str(tmp_path), "small", "kernel")).num_rows == 2
 
 
 def test_the_dick_and_appenzeller_slices_agree_with_their_reproductions(tmp_path):
