@@ -159,10 +159,10 @@ def main(args: list[str]) -> int:
     counts: dict[str, int] = {}
     checked = []
     for c, r in mine:
-        here = {b: (at[(c, b)].utilization, at[(c, b)].halfwidth) for b in ends(r)}
+        here = _at_ends(at, c, r)
         v = verdict(r, here) if here else "unprobed"
         counts[v] = counts.get(v, 0) + 1
-        engine = {b: (at_engine[(c, b)].utilization, at_engine[(c, b)].halfwidth) for b in ends(r)} if mirror else {}
+        engine = _at_ends(at_engine, c, r) if mirror else {}
         checked.append(_record(c, r, here, v, engine, own["long_s"]))
         print(_line(c, r, here, v) + (f"; the engine on the same probes {_probes_text(engine)}" if engine else ""))
     if same:
@@ -188,6 +188,11 @@ def _probes(check: AtlasSpec, asked: list[tuple[Cell, int, int]], got: list) -> 
     for (c, b, s), m in zip(asked, got):
         runs.setdefault((c, b), {})[s] = m
     return {k: probe_of(check, v) for k, v in runs.items()}
+
+
+def _at_ends(at: dict[tuple[Cell, int], Any], c: Cell, r: dict[str, Any]) -> dict[int, tuple[float, float | None]]:
+    """A row's bracket ends: buffer -> (the probes' mean, half-width)."""
+    return {b: (at[(c, b)].utilization, at[(c, b)].halfwidth) for b in ends(r)}
 
 
 def _cell(r: dict[str, Any]) -> Cell:
