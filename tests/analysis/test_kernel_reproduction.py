@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 
+import duckdb
 import matplotlib.pyplot as plt
 import pytest
 
 from analysis.db import connect
 from analysis.reproductions.kernel_grid import kernel_grid
-from analysis.reproductions.kernel_vs_engine import CHECKS, kernel_vs_engine, verdicts
+from analysis.reproductions.kernel_vs_engine import CHECKS, itself_text, kernel_halves, kernel_vs_engine, verdicts
 from analysis.reproductions.phase_kernel import nearest, phase_kernel
 from sweeps.backends import BACKENDS, kernel
 
@@ -25,6 +26,31 @@ def test_the_bounds_are_issue_72s():
     assert verdicts(k, dict(k, drops=5))[1] is None, "too few kernel drops to hold a loss rate to 25%"
     assert verdicts(dict(k, delay=0.5), dict(k, delay=1.4))[3], "1 ms absolute at short delays"
     assert len(CHECKS) == 4
+
+
+def test_the_kernel_is_held_to_itself_half_its_seeds_against_the_other_half():
+    """Seeds 1-2 against 3-4 of the kernel's runs, under the same bounds; the engine's and another
+    version's runs are no part of it, and a point of one seed has no halves."""
+    con = duckdb.connect()
+    con.execute(
+        """CREATE TABLE runs AS SELECT *, 'kernel_vs_engine' AS name, 'ok' AS status, 100 AS bottleneck_drops,
+        NULL::BOOLEAN AS timing_suspect FROM (VALUES
+        ('kernel', 't4', 'cubic', 2, 1.0, 1, 0.98, 0.010, 0.95, 20.0),
+        ('kernel', 't4', 'cubic', 2, 1.0, 2, 0.98, 0.010, 0.85, 20.0),
+        ('kernel', 't4', 'cubic', 2, 1.0, 3, 0.98, 0.012, 0.70, 20.0),
+        ('kernel', 't4', 'cubic', 2, 1.0, 4, 0.98, 0.012, 0.80, 20.0),
+        ('engine', '', 'cubic', 2, 1.0, 3, 0.50, 0.500, 0.10, 90.0),
+        ('kernel', 't3', 'cubic', 2, 1.0, 5, 0.50, 0.500, 0.10, 90.0),
+        ('kernel', 't4', 'bbr', 2, 1.0, 1, 0.98, 0.010, 0.95, 20.0))
+        t(backend, backend_version, tcp, flows, buffer_policy_factor, seed, utilization, loss_rate,
+          jain_fairness, mean_queue_delay_ms)"""
+    )
+    halves = kernel_halves(con, "t4")
+    assert list(halves) == [("cubic", 2, 1.0)], "bbr ran one seed: no halves"
+    a, b = halves[("cubic", 2, 1.0)]["a"], halves[("cubic", 2, 1.0)]["b"]
+    assert (a["seeds"], b["seeds"]) == (2, 2) and a["jain"] == pytest.approx(0.90) and b["jain"] == pytest.approx(0.75)
+    assert halves[("cubic", 2, 1.0)]["check"] == (True, True, False, True), "loss 20% apart; Jain 0.15"
+    assert "**0 of 1 points within every bound**" in itself_text(halves) and "jain 1" in itself_text(halves)
 
 
 @pytest.mark.skipif(NOT_HERE is not None, reason=NOT_HERE or "")
