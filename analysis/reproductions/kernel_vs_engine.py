@@ -114,7 +114,7 @@ def kernel_halves(con: Any, version: str) -> dict[tuple, dict[str, Any]]:
     rows = con.execute(
         f"""WITH k AS (SELECT *, ntile(2) OVER (PARTITION BY {cols} ORDER BY seed) AS half FROM runs
                        WHERE name = ? AND status = 'ok' AND backend = 'kernel' AND backend_version = ?)
-        SELECT {cols}, half, {aggs} FROM k GROUP BY ALL HAVING count(*) > 0 ORDER BY ALL""",
+        SELECT {cols}, half, {aggs} FROM k GROUP BY ALL ORDER BY ALL""",
         [NAME, version],
     ).fetchall()
     out: dict[tuple, dict[str, Any]] = {}
