@@ -240,6 +240,12 @@ def checks_path(results_dir: str, name: str, on: str) -> Path:
     return Path(results_dir) / "atlas" / "checks" / f"{name}-{on}.parquet"
 
 
+def answer_key(r: dict[str, Any]) -> tuple:
+    """An answer's identity: its cell, target, bracket and the engine that gave it."""
+    keys = ("tcp", "queue", "flows", "core_mbps", "rtt_ms", "traffic", "target", "lo_pkts", "hi_pkts", "engine_version")
+    return tuple(r.get(k) for k in keys)
+
+
 def store(spec: AtlasSpec, checked: list[dict[str, Any]]) -> Path:
     """The verdicts, written atomically over the stored ones: a check of the same answer (cell,
     target, bracket, engine) replaces its earlier one, as when a cell is checked again with longer
@@ -250,10 +256,9 @@ def store(spec: AtlasSpec, checked: list[dict[str, Any]]) -> Path:
     from analysis.atlas.table import write_atomic
 
     path = checks_path(spec.results_dir, spec.name, backend(spec))
-    keys = ("tcp", "queue", "flows", "core_mbps", "rtt_ms", "traffic", "target", "lo_pkts", "hi_pkts", "engine_version")
-    new = {tuple(r[k] for k in keys) for r in checked}
+    new = {answer_key(r) for r in checked}
     stored = pq.read_table(path).to_pylist() if path.exists() else []
-    kept = [r for r in stored if tuple(r.get(k) for k in keys) not in new]
+    kept = [r for r in stored if answer_key(r) not in new]
     rows = [*kept, *checked]
     columns = list(dict.fromkeys(k for r in [*checked, *kept] for k in r))  # older rows may lack a newer column
     return write_atomic(path, pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows]))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from analysis.atlas.check import answer_key
 from analysis.atlas.judge import exponents, judged, verdicts
 from analysis.reproductions.common import Report, ray_session
 from analysis.reproductions.kernel_vs_engine import UTIL_ABS as UTIL_BOUND
@@ -162,9 +163,9 @@ def kernel_notes(results_dir: str, name: str, rows: list[dict[str, Any]]) -> lis
     path = checks_path(results_dir, name, "kernel")
     if not path.exists():
         return []
-    answers = {_answer(r) for r in rows}
+    answers = {answer_key(r) for r in rows}
     stored = pq.read_table(path).to_pylist()
-    checked = [r for r in stored if _answer(r) in answers]
+    checked = [r for r in stored if answer_key(r) in answers]
     agree = sum(r["verdict"] in ("in", "unreachable") for r in checked)
     stale = f" ({len(stored) - len(checked)} checks of answers this build no longer gives left out)"
     out = [
@@ -214,12 +215,6 @@ def _same_probes(checked: list[dict[str, Any]]) -> list[str]:
         f"{same} of {len(both)} cells, and its utilization is within {UTIL_BOUND:g} of the kernel's at "
         f"{near} of {len(ends)} bracket ends (issue 72's bound).",
     ]
-
-
-def _answer(r: dict[str, Any]) -> tuple:
-    """An answer's identity: its cell, target, bracket and the engine that gave it."""
-    keys = ("tcp", "queue", "flows", "core_mbps", "rtt_ms", "traffic", "target", "lo_pkts", "hi_pkts")
-    return (*(r[k] for k in keys), r["engine_version"])
 
 
 def rule_notes(rows: list[dict[str, Any]]) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from analysis.reproductions.common import Report, fmt, status_note, stored, sweep_cli, without_backend
-from analysis.reproductions.crosscheck import points
+from analysis.reproductions.crosscheck import ok, points
 from sweeps.backends import BACKENDS
 
 NAME = "kernel_vs_engine"
@@ -83,14 +83,13 @@ def _row(key: tuple, by: dict[str, Any]) -> list[Any]:
 def reading(data: dict[tuple, dict[str, Any]]) -> str:
     if not data:
         return "No point ran on both backends."
-    within = [k for k, by in data.items() if all(v is not False for v in by["check"])]
+    within = [k for k, by in data.items() if ok(by["check"])]
     text = f"Bounds (issue 72's): {bounds_text()}. **{len(within)} of {len(data)} points within every bound.**\n"
     per_tcp: dict[str, list[bool]] = {}
     for k in data:
         per_tcp.setdefault(k[0], []).append(k in within)
     text += "".join(f"\n- {tcp}: {sum(v)} of {len(v)}" for tcp, v in sorted(per_tcp.items()))
-    beyond_by = {m: sum(by["check"][i] is False for by in data.values()) for i, m in enumerate(CHECKS)}
-    text += f"\n\nBeyond, by metric: {', '.join(f'{m} {n}' for m, n in beyond_by.items())}."
+    text += f"\n\nBeyond, by metric: {beyond_by_metric(data)}."
     suspect = sum(by["kernel"]["suspect"] for by in data.values())
     runs = sum(by["kernel"]["seeds"] for by in data.values())
     text += f"\n\nKernel runs whose own timing was suspect (`timing_suspect`, docs/kernel.md): {suspect} of {runs}.\n"
@@ -131,14 +130,18 @@ def itself_text(itself: dict[tuple, dict[str, Any]]) -> str:
     if not itself:
         return ""
     seeds = sorted({by["a"]["seeds"] for by in itself.values()})
-    within = [by for by in itself.values() if all(v is not False for v in by["check"])]
-    beyond = {m: sum(by["check"][i] is False for by in itself.values()) for i, m in enumerate(CHECKS)}
+    within = sum(ok(by["check"]) for by in itself.values())
     return (
         f"\nThe kernel against itself (the first half of each point's seeds against the second, "
-        f"{'/'.join(map(str, seeds))} a side, the same bounds): **{len(within)} of {len(itself)} points within every "
-        f"bound**; beyond, by metric: {', '.join(f'{m} {n}' for m, n in beyond.items())}. The engine is held to "
+        f"{'/'.join(map(str, seeds))} a side, the same bounds): **{within} of {len(itself)} points within every "
+        f"bound**; beyond, by metric: {beyond_by_metric(itself)}. The engine is held to "
         "the mean of all of them, on the same seeds.\n"
     )
+
+
+def beyond_by_metric(data: dict[tuple, dict[str, Any]]) -> str:
+    """How many points each of CHECKS puts beyond its bound."""
+    return ", ".join(f"{m} {sum(by['check'][i] is False for by in data.values())}" for i, m in enumerate(CHECKS))
 
 
 def bounds_text() -> str:
