@@ -14,6 +14,8 @@ pub enum Event {
     LinkDone(u32),
     /// The head packet of a link's propagation pipe reaches the link's far end.
     LinkExit(u32),
+    /// A flow's SYN timer (see `world::handshake`).
+    SynTimer(u32),
     /// A flow's retransmission timer (lazily rescheduled; see `world`).
     RtoTimer(u32),
     /// A flow's release timer (paced and Poisson senders).

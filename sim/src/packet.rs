@@ -108,6 +108,12 @@ impl Packet {
         self.tag.0 |= PUSH;
     }
 
+    /// A SYN or SYN-ACK (`SYN_SEQ`).
+    #[inline(always)]
+    pub fn is_handshake(&self) -> bool {
+        self.seq < SYN_SEQ + 64
+    }
+
     /// Marks an ECN-capable packet CE (true); a packet that is not ECT cannot be marked (false).
     #[inline]
     pub fn mark_ce(&mut self) -> bool {
@@ -120,6 +126,14 @@ impl Packet {
 
 /// Bytes of a TCP acknowledgement (ns-2's ACK size).
 pub const ACK_BYTES: u16 = 40;
+
+/// A SYN is a `Data` packet, and a SYN-ACK an `Ack`, whose `seq` is `SYN_SEQ` plus the try
+/// (0 for the first SYN, 1 for the first resent one...): far below any real sequence or ACK
+/// number, so that they take their connection's routes and queues unchanged (`world::handshake`).
+pub const SYN_SEQ: i64 = i64::MIN;
+/// A SYN's size: 20 bytes of IP and 20 of TCP header, and 20 of options (MSS, SACK permitted,
+/// timestamps, window scale), as Linux sends it.
+pub const SYN_BYTES: u16 = 60;
 
 #[cfg(test)]
 mod tests {

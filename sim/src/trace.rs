@@ -38,7 +38,8 @@ impl Trace {
         self.event.push(event);
         self.open_loop.push(pkt.kind() == Kind::OpenLoop);
         self.flow.push(pkt.flow as i64);
-        self.seq.push(pkt.seq);
+        // A SYN's sentinel (`packet::SYN_SEQ`) reads -1: no data packet has that number.
+        self.seq.push(pkt.seq.max(-1));
         self.queue_pkts.push(queue_pkts as i64);
         self.link_id.push(link as i64);
     }

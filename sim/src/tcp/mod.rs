@@ -578,10 +578,11 @@ crate::params! {
         max_rto_s: f64 = 60.0, unit "s", check positive(1e5);
         /// Retransmission timeout before the first RTT sample (ns-2 rtxcur_init_).
         init_rto_s: f64 = 3.0, unit "s", check positive(1e5);
-        /// The flow opens with a handshake, as a Linux connection does: its SYN's RTT (the flow's
-        /// RTT, without queueing) is the first RTT sample, before the first packet. It sets SRTT,
-        /// RTTVAR and so the RTO, and BBR's min RTT and initial pacing rate (`bbr_init`). Off:
-        /// ns-2's agents, which start with no sample, wait init_rto_s and send the window at once.
+        /// The flow opens with a handshake, as a Linux connection does: its SYN crosses the
+        /// route's queues (and may be lost and resent), and its RTT, queueing included, is the
+        /// first RTT sample. It sets SRTT, RTTVAR and so the RTO, and BBR's min RTT and initial
+        /// pacing rate (`bbr_init`); data starts when the SYN-ACK arrives. Off: ns-2's agents,
+        /// which start with no sample, wait init_rto_s and send the window at once.
         handshake: bool = false;
         /// RTT-sample granularity (ns-2 tcpTick_); 0 = exact.
         tick_ms: f64 = 10.0, unit "ms", check non_negative(1e4);
@@ -641,7 +642,7 @@ pub fn compat_names() -> Vec<&'static str> {
 /// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
 /// A preset of a law as Linux runs it: RACK-TLP with PRR, and Linux's sender settings (initial
 /// window 10, RFC 6928; min RTO 200 ms, TCP_RTO_MIN; delayed ACKs at 40 ms, TCP_DELACK_MIN; RTT
-/// measured exactly; the handshake's RTT sample), shared by `cubic`, `bbr` and `reno_linux`.
+/// measured exactly; a handshake), shared by `cubic`, `bbr` and `reno_linux`.
 macro_rules! linux_sender {
     ($cc:literal, $release:literal $(, $extra:expr)*) => {
         &[

@@ -19,6 +19,8 @@ pub struct TcpSender {
     release: AnyRelease,
     /// Paused by an on/off schedule (see `pause`).
     paused: bool,
+    /// `start` was called: the connection is open (see `resume`).
+    started: bool,
     /// The receiver echoes timestamps: the window law reads them.
     stamps: bool,
     /// Whether and when the recovery tells the rate estimator what each ACK newly delivered
@@ -32,7 +34,8 @@ impl TcpSender {
         let stamps = law.wants_timestamps();
         let mut recovery = recovery;
         recovery.configure(law.sets_window(), release.paces());
-        let mut sender = Self { core, law, recovery, release, paused: false, stamps, rate_fed: Reports::No };
+        let mut sender =
+            Self { core, law, recovery, release, paused: false, started: false, stamps, rate_fed: Reports::No };
         sender.core.sent_at = SeqRing::new(stamps || sender.recovery.wants_send_times());
         if sender.law.wants_rate_samples() {
             sender.core.rate = Some(Box::default());
@@ -80,6 +83,7 @@ impl TcpSender {
     /// The application has data again. A sender whose every packet is acknowledged has been
     /// idle, and restarts from at most its initial window (RFC 5681 section 4.1's restart window;
     /// the schedule's gaps are far longer than an RTO).
+    /// Before the connection opened (`start`), it only records that the application has data.
     pub fn resume(&mut self, now: Time, out: &mut Vec<i64>) {
         self.core.size_pkts = i64::MAX;
         self.paused = false;
@@ -87,7 +91,9 @@ impl TcpSender {
         if st.highest_ack >= st.maxseq {
             st.cwnd = st.cwnd.min(self.core.p.init_cwnd);
         }
-        self.start(now, out);
+        if self.started {
+            self.start(now, out);
+        }
     }
 
     /// Every packet of a finite transfer is acknowledged.
@@ -121,18 +127,24 @@ impl TcpSender {
         self.core.send_deadline
     }
 
-    /// A new flow's connection is set up: with `tcp.handshake`, its RTT `rtt_s` (the SYN's, without
-    /// queueing) is the first RTT sample, and the window law initializes from it, as Linux's
-    /// `tcp_rcv_synsent_state_process` takes the SYN's RTT (`tcp_ack_update_rtt`) before
-    /// `tcp_init_transfer` initializes the congestion control. Without, nothing.
-    pub fn connect(&mut self, now: Time, rtt_s: f64) {
+    /// A new flow's connection is set up: with `tcp.handshake`, its SYN's RTT `rtt_s` (queueing
+    /// included, `world::handshake`) is the first RTT sample, and the window law initializes from
+    /// it, as Linux's `tcp_rcv_synsent_state_process` takes the SYN's RTT (`tcp_ack_update_rtt`)
+    /// before `tcp_init_transfer` initializes the congestion control. That starts the window at
+    /// 1 packet if the SYN was resent more than once (`cut_cwnd`, RFC 5681 section 3.1).
+    /// Without a handshake, nothing.
+    pub fn connect(&mut self, now: Time, rtt_s: f64, cut_cwnd: bool) {
         if self.core.p.handshake {
+            if cut_cwnd {
+                self.core.st.cwnd = 1.0;
+            }
             let r = self.core.rtt_sample(rtt_s);
             self.law.on_connected(&self.core.st, now, r);
         }
     }
 
     pub fn start(&mut self, now: Time, out: &mut Vec<i64>) {
+        self.started = true;
         self.release.restart(now);
         let burst = self.core.p.max_burst;
         self.release.send(&mut self.core, now, burst, out);

@@ -460,7 +460,7 @@ fn handshake_gives_the_first_rtt_sample() {
         let p = TcpParams { handshake, ..params() };
         let release = t.make_release(stream(1, Stream::Sender, 0));
         let mut s = TcpSender::new(p.into(), (t.law_factory())(), t.make_recovery(), release);
-        s.connect(0, 0.05);
+        s.connect(0, 0.05, false);
         let mut out = Vec::new();
         s.start(0, &mut out);
         if handshake {

@@ -8,7 +8,7 @@ use crate::tcp::sender::TcpSender;
 use crate::tcp::sender_core::TcpParams;
 use crate::tcp::{LawFactory, TcpConfig};
 use crate::time::Time;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 /// What an ACK carries beside its number, kept beside the connection (see `Conns::ack_opts`).
@@ -75,6 +75,8 @@ pub(crate) struct Conns {
     pub start_s: Vec<f64>,
     /// The sequence numbers a sender asked to send, reused between calls.
     pub outbox: Vec<i64>,
+    /// The connections whose SYN is out, by id (`handshake`): a map, as few are at any time.
+    pub opening: HashMap<u32, super::handshake::Opening>,
 }
 
 impl Conns {
@@ -93,6 +95,7 @@ impl Conns {
             rtt_s: try_vec(n_long, doing)?,
             start_s: try_vec(n_long, doing)?,
             outbox: Vec::with_capacity(64),
+            opening: HashMap::new(),
         })
     }
 }

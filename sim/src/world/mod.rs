@@ -24,6 +24,7 @@ pub use crate::output::RunOutput;
 
 mod conns;
 mod finish;
+mod handshake;
 mod meters;
 mod periodic;
 mod traffic;
@@ -382,12 +383,8 @@ impl<'c> World<'c> {
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::FlowStart(f) => {
-                let f = f as usize;
-                self.conns.senders[f].connect(self.now, self.conns.rtt_s[f]);
-                self.conns.senders[f].start(self.now, &mut self.conns.outbox);
-                self.flush(f);
-            }
+            Event::FlowStart(f) => self.open(f as usize),
+            Event::SynTimer(f) => self.syn_timer(f as usize),
             Event::LinkDone(l) => self.link_done(l as usize),
             Event::LinkExit(l) => {
                 let (pkt, next) = self.links[l as usize].exit();
@@ -687,6 +684,9 @@ impl<'c> World<'c> {
     #[inline(always)]
     fn deliver(&mut self, pkt: Packet) {
         let f = pkt.flow as usize;
+        if pkt.is_handshake() {
+            return self.deliver_handshake(pkt);
+        }
         match pkt.kind() {
             Kind::Data => {
                 if let Some(owed) = self.conns.receivers[f].ce_changes(pkt.ce()) {
@@ -739,6 +739,9 @@ impl<'c> World<'c> {
     fn dropped(&mut self, pkt: &Packet) {
         let f = pkt.flow as usize;
         match pkt.kind() {
+            // A SYN: counted by its link as any packet, not as a data packet of its flow (its
+            // timer resends it).
+            Kind::Data if pkt.is_handshake() => self.transfer_left(f),
             Kind::Data if f < self.conns.n_long => self.meters.flow_dropped[f] += 1,
             Kind::Data => {
                 self.count_transfer(f, |c| c.dropped += 1);

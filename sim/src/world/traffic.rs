@@ -236,9 +236,7 @@ impl World<'_> {
             self.conns.senders[f] = sender;
             self.set_path_delays(f, route, a.rtt_s);
         }
-        self.conns.senders[f].connect(self.now, a.rtt_s);
-        self.conns.senders[f].start(self.now, &mut self.conns.outbox);
-        self.flush(f);
+        self.open(f);
     }
 
     /// The open-loop sources: the flat Poisson and CBR ones (streams 0 and 1, first packet one
