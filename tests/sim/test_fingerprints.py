@@ -519,7 +519,7 @@ CHANGED_IN: dict[str, tuple[set[tuple[str, str]], str]] = {
     "0.32.0": (
         ALL_COLUMNS,
         (
-            "under tcp.handshake the SYN crosses the route's queues, may be dropped and is resent after 1, 2, 4 s, "
+            "under tcp.handshake the SYN crosses the route's queues, may be dropped and is resent after 1 s, "
             "and data starts at the SYN-ACK: BBR's first min RTT includes the queue the SYN waited in, as Linux's "
             "does. 8 BBR flows at 20 Mb/s, 50 ms and 1 BDP read Jain 0.73, not 0.82, on seeds 1-3 (the kernel "
             "0.70) (issue 72)"

@@ -2,11 +2,13 @@
 //! "Handshake"). The SYN crosses the forward route's queues like a data packet, and can wait
 //! there or be dropped. The receiver answers at once with a SYN-ACK on the return path. The
 //! SYN's RTT, queueing included, is the sender's first RTT sample; data starts when the SYN-ACK
-//! arrives. A lost SYN is resent after 1 s, doubling, up to 6 times.
+//! arrives. A lost SYN is resent after 1 s, 5 times a second apart, then doubling: 10 times.
 //!
 //! Read in Linux 6.18 `net/ipv4/`:
 //! - `tcp_output.c` `tcp_connect` arms the retransmit timer at TCP_TIMEOUT_INIT (1 s).
-//! - `tcp_timer.c` `tcp_retransmit_timer` doubles it; `tcp_syn_retries` defaults to 6.
+//! - `tcp_timer.c` `tcp_retransmit_timer` keeps it for the first `tcp_syn_linear_timeouts`
+//!   (default 4, since 6.5) resent SYNs and doubles it after; `tcp_write_timeout` gives up after
+//!   `tcp_syn_retries` (6) plus those 4.
 //! - `tcp_input.c` `tcp_rcv_synsent_state_process` takes the RTT sample (`tcp_ack_update_rtt`).
 //!   With timestamps (on by default) that sample is from the SYN the SYN-ACK answers, so a resent
 //!   SYN still gives one.
@@ -26,9 +28,12 @@ use crate::time::{to_secs, Time, PS_PER_S};
 /// Linux presets keep that key's ns-2 value so that the configs, and the kernel runs keyed on
 /// them, stay the same.
 const SYN_TIMEOUT: Time = PS_PER_S as Time;
-/// Linux's `tcp_syn_retries` default: after the 6th resent SYN times out, the connection fails
-/// and the flow never sends.
-const SYN_RETRIES: u8 = 6;
+/// Linux's `tcp_syn_linear_timeouts` default: resent SYNs 1 to 4 are followed by the same 1-s
+/// timeout, later ones by a doubled one.
+const SYN_LINEAR: u8 = 4;
+/// Linux's `tcp_syn_retries` default plus the linear ones: when the timeout after the 10th resent
+/// SYN expires (131 s after the first), the connection fails and the flow never sends.
+const SYN_RETRIES: u8 = 6 + SYN_LINEAR;
 
 /// A connection whose SYN is out: when the first SYN left, how many were resent, and when the
 /// last one's timer expires.
@@ -39,9 +44,14 @@ pub(crate) struct Opening {
     deadline: Time,
 }
 
-/// Try `k`'s SYN leaves `2^k - 1` timeouts after the first (the timer doubles).
+/// The timeout after try `k`'s SYN (0 is the first SYN): 1 s up to the 4th resent, then doubling.
+fn timeout_after(k: u8) -> Time {
+    SYN_TIMEOUT << k.saturating_sub(SYN_LINEAR)
+}
+
+/// When try `k`'s SYN leaves: the timeouts of the tries before it after the first.
 fn sent_at(first: Time, k: u8) -> Time {
-    first + SYN_TIMEOUT * ((1 << k) - 1)
+    first + (0..k).map(timeout_after).sum::<Time>()
 }
 
 impl World<'_> {
