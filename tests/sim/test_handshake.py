@@ -51,3 +51,15 @@ def test_a_connection_whose_syns_are_all_lost_gives_up_after_ten_resent():
     assert len(syns) == len([t for t, _, s in events if s == -1]) == 11
     assert [round(b - a, 9) for a, b in zip(syns, syns[1:])] == [1, 1, 1, 1, 1, 2, 4, 8, 16, 32]
     assert not any(s >= 0 for _, _, s in events)
+
+
+def test_after_two_resent_syns_the_first_window_is_one_packet():
+    # tcp_init_transfer: cwnd 1 after more than one SYN retransmission, the initial window after one.
+    def first_window(**kw) -> tuple[list[str], int]:
+        events = bottleneck_events(tcp="cubic", buffer_pkts=2, start_window_s=0.5, duration_s=5, **kw)
+        first_data = min(t for t, _, s in events if s >= 0)
+        window = [s for t, _, s in events if s >= 0 and t < first_data + 0.040]  # within an RTT
+        return [e for _, e, s in events if s == -1], len(window)
+
+    assert first_window(cbr_mbps=30, seed=2) == (["drop", "drop", "enqueue"], 1)
+    assert first_window(poisson_mbps=20, seed=1) == (["drop", "enqueue"], 10)
