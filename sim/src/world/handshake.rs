@@ -1,6 +1,6 @@
 //! The handshake of a connection with `tcp.handshake`, as Linux opens one (docs/engine.md,
-//! `world/handshake.rs`). The SYN crosses the forward route's queues like a data packet, and can wait
-//! there or be dropped. The receiver answers at once with a SYN-ACK on the return path. The
+//! `world/handshake.rs`). The SYN crosses the forward route's queues like a data packet, and can
+//! wait there or be dropped. The receiver answers at once with a SYN-ACK on the return path. The
 //! SYN's RTT, queueing included, is the sender's first RTT sample; data starts when the SYN-ACK
 //! arrives. A lost SYN is resent after 1 s, 5 times a second apart, then doubling: 10 times.
 //!
