@@ -34,7 +34,9 @@ def test_bbr_takes_shallow_buffers_and_cubic_deep_ones(tmp_path):
 
 
 def test_bbr_loses_more_than_cubic_in_shallow_buffers_and_stands_a_queue_in_deep_ones(tmp_path):
-    grid = ("core_mbps=100", "flows=4", "buffer_policy.factor=0.25,2", "seed=1", "duration_s=30", "warmup_s=10")
+    # The preset's 60 s with 20 of warm-up: until the flows' first PROBE_RTT, near 10 s, their min RTTs
+    # hold the queue their SYNs met (engine 0.32.0, as Linux), and the queue stands near 2 BDP.
+    grid = ("core_mbps=100", "flows=4", "buffer_policy.factor=0.25,2", "seed=1")
     report, plot = bbr_shallow_loss(str(tmp_path / "results"), False, grid)
     rows = {float(r[2]): r for r in report.rows}
     assert rows[0.25][3] > max(0.02, 10 * rows[0.25][4]), rows[0.25]  # BBR's loss rate far above CUBIC's

@@ -578,11 +578,10 @@ crate::params! {
         max_rto_s: f64 = 60.0, unit "s", check positive(1e5);
         /// Retransmission timeout before the first RTT sample (ns-2 rtxcur_init_).
         init_rto_s: f64 = 3.0, unit "s", check positive(1e5);
-        /// The flow opens with a handshake, as a Linux connection does: its SYN crosses the
-        /// route's queues (and may be lost and resent), and its RTT, queueing included, is the
-        /// first RTT sample. It sets SRTT, RTTVAR and so the RTO, and BBR's min RTT and initial
-        /// pacing rate (`bbr_init`); data starts when the SYN-ACK arrives. Off: ns-2's agents,
-        /// which start with no sample, wait init_rto_s and send the window at once.
+        /// The flow opens with a handshake, as Linux's do: the SYN crosses the route's queues (it
+        /// may be lost and resent), and its RTT, queueing included, is the first sample: SRTT,
+        /// RTTVAR, the RTO, BBR's min RTT and initial pacing rate (`bbr_init`); data starts at the
+        /// SYN-ACK. Off: ns-2's agents, which start with no sample, wait init_rto_s and send.
         handshake: bool = false;
         /// RTT-sample granularity (ns-2 tcpTick_); 0 = exact.
         tick_ms: f64 = 10.0, unit "ms", check non_negative(1e4);
