@@ -35,13 +35,12 @@ const SYN_LINEAR: u8 = 4;
 /// SYN expires (131 s after the first), the connection fails and the flow never sends.
 const SYN_RETRIES: u8 = 6 + SYN_LINEAR;
 
-/// A connection whose SYN is out: when the first SYN left, how many were resent, and when the
-/// last one's timer expires.
+/// A connection whose SYN is out: when the first SYN left, and how many were resent (the last
+/// one's timer expires at `sent_at(first, resent + 1)`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Opening {
     first: Time,
     resent: u8,
-    deadline: Time,
 }
 
 /// The timeout after try `k`'s SYN (0 is the first SYN): 1 s up to the 4th resent, then doubling.
@@ -62,9 +61,8 @@ impl World<'_> {
             self.flush(f);
             return;
         }
-        let deadline = sent_at(self.now, 1);
-        self.conns.opening.insert(f as u32, Opening { first: self.now, resent: 0, deadline });
-        self.events.push(deadline, Event::SynTimer(f as u32));
+        self.conns.opening.insert(f as u32, Opening { first: self.now, resent: 0 });
+        self.events.push(sent_at(self.now, 1), Event::SynTimer(f as u32));
         self.send_syn(f, 0);
     }
 
@@ -80,7 +78,7 @@ impl World<'_> {
     /// deadline (a slot reused by a later transfer has its own), the SYN is resent.
     pub(super) fn syn_timer(&mut self, f: usize) {
         let Some(o) = self.conns.opening.get_mut(&(f as u32)) else { return };
-        if o.deadline != self.now {
+        if sent_at(o.first, o.resent + 1) != self.now {
             return;
         }
         if o.resent == SYN_RETRIES {
@@ -88,9 +86,8 @@ impl World<'_> {
             return;
         }
         o.resent += 1;
-        let k = o.resent;
-        o.deadline = sent_at(o.first, k + 1);
-        self.events.push(o.deadline, Event::SynTimer(f as u32));
+        let (k, first) = (o.resent, o.first);
+        self.events.push(sent_at(first, k + 1), Event::SynTimer(f as u32));
         self.send_syn(f, k);
     }
 
