@@ -57,9 +57,7 @@ impl World<'_> {
     /// Flow `f` starts: it sends a SYN if its TCP opens with a handshake, else its first window.
     pub(super) fn open(&mut self, f: usize) {
         if !self.conns.senders[f].params().handshake {
-            self.conns.senders[f].start(self.now, &mut self.conns.outbox);
-            self.flush(f);
-            return;
+            return self.start_sending(f);
         }
         self.conns.opening.insert(f as u32, Opening { first: self.now, resent: 0 });
         self.events.push(sent_at(self.now, 1), Event::SynTimer(f as u32));
@@ -67,9 +65,7 @@ impl World<'_> {
     }
 
     fn send_syn(&mut self, f: usize, k: u8) {
-        if let Some(t) = self.traffic.transfers.as_mut() {
-            t.entered(f);
-        }
+        self.transfer_entered(f);
         let syn = Packet::new(Kind::Data, f, SYN_BYTES, SYN_SEQ + k as i64);
         self.enter(syn, self.conns.conn[f].fwd);
     }
@@ -96,9 +92,7 @@ impl World<'_> {
     pub(super) fn deliver_handshake(&mut self, pkt: Packet) {
         let f = pkt.flow as usize;
         if pkt.kind() == Kind::Data {
-            if let Some(t) = self.traffic.transfers.as_mut() {
-                t.entered(f);
-            }
+            self.transfer_entered(f);
             let synack = Packet::new(Kind::Ack, f, SYN_BYTES, pkt.seq);
             self.enter(synack, self.conns.conn[f].rev);
         } else if let Some(o) = self.conns.opening.remove(&(f as u32)) {
@@ -106,9 +100,14 @@ impl World<'_> {
             let rtt_s = to_secs(self.now - sent_at(o.first, k));
             let cut = o.resent > 1 && k > 0;
             self.conns.senders[f].connect(self.now, rtt_s, cut);
-            self.conns.senders[f].start(self.now, &mut self.conns.outbox);
-            self.flush(f);
+            self.start_sending(f);
         }
         self.transfer_left(f);
+    }
+
+    /// Flow `f`'s connection is open: its sender sends its first window.
+    fn start_sending(&mut self, f: usize) {
+        self.conns.senders[f].start(self.now, &mut self.conns.outbox);
+        self.flush(f);
     }
 }

@@ -754,9 +754,7 @@ impl<'c> World<'c> {
 
     #[inline(always)]
     fn send_ack(&mut self, f: usize, ack: i64) {
-        if let Some(t) = self.traffic.transfers.as_mut() {
-            t.entered(f);
-        }
+        self.transfer_entered(f);
         let conn = &self.conns.conn[f];
         if conn.sack || conn.stamps {
             let r = &self.conns.receivers[f];

@@ -310,6 +310,14 @@ impl World<'_> {
         update(&mut self.meters.class_ctr[class as usize]);
     }
 
+    /// A packet or ACK of connection `f` entered the network (counted for its transfer, if any).
+    #[inline(always)]
+    pub(super) fn transfer_entered(&mut self, f: usize) {
+        if let Some(t) = self.traffic.transfers.as_mut() {
+            t.entered(f);
+        }
+    }
+
     /// A packet or ACK of connection `f` left the network; frees a finished transfer's slot.
     #[inline(always)]
     pub(super) fn transfer_left(&mut self, f: usize) {
