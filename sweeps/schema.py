@@ -376,6 +376,7 @@ NEUTRAL_AT_DEFAULT = {
     ("tcp", "count_acked"): False,
     ("tcp", "handshake"): False,
     ("tcp", "tso_defer"): False,
+    ("tcp", "tsecr_rtt"): False,
 }
 """Parameters added after runs were stored, with the default at which they change nothing (the
 fingerprints show it): a config is hashed without them while they hold it, so a new parameter

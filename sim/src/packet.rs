@@ -18,7 +18,8 @@ pub enum Kind {
 /// A packet's kind and its ECN bits (RFC 3168) in one byte, so that a packet stays 24 bytes:
 /// bits 0-1 the kind, bit 2 ECT(0) (an ECN-capable data packet), bit 3 CE (congestion
 /// experienced, set by a marking queue), bit 4 the TCP flag its kind carries (ECE on an ACK, CWR
-/// on a data packet), bit 5 PSH on a data packet (the last of a Linux sender's skb).
+/// on a data packet), bit 5 PSH on a data packet (the last of a Linux sender's skb), bit 6 a
+/// retransmitted copy (data) or an ACK whose timestamp echoes one (`tcp.tsecr_rtt`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tag(u8);
 
@@ -26,6 +27,7 @@ const ECT: u8 = 1 << 2;
 const CE: u8 = 1 << 3;
 const FLAG: u8 = 1 << 4;
 const PUSH: u8 = 1 << 5;
+const RETX: u8 = 1 << 6;
 
 impl Tag {
     #[inline(always)]
@@ -106,6 +108,17 @@ impl Packet {
 
     pub fn set_push(&mut self) {
         self.tag.0 |= PUSH;
+    }
+
+    /// A retransmitted copy (data), or an ACK whose timestamp echoes one: which copy filled the
+    /// receiver's hole, the original or a retransmission (`TcpReceiver::echo_retx`).
+    #[inline(always)]
+    pub fn retx(&self) -> bool {
+        self.tag.0 & RETX != 0
+    }
+
+    pub fn set_retx(&mut self) {
+        self.tag.0 |= RETX;
     }
 
     /// A SYN or SYN-ACK (`SYN_SEQ`).

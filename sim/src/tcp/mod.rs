@@ -2,10 +2,8 @@
 //! the release, as ns-3 splits `TcpCongestionOps` from `TcpRecoveryOps`.
 //! Details: docs/tcp.md, `tcp/mod.rs`.
 
-/// A registry's variant type: the component held inline, or in a box when its line is marked
-/// `[boxed]`. An enum is as large as its largest variant, and every sender carries one: the
-/// larger states (CUBIC's, BBR's, the SACK scoreboards) are boxed so that a flow of a small law
-/// or recovery does not pay for them (bytes per flow, docs/performance.md).
+/// A registry's variant type: inline, or boxed when its line says `[boxed]`, so that a flow of a
+/// small law or recovery does not pay for the larger states (bytes per flow, docs/performance.md).
 macro_rules! held {
     ($t:ty) => { $t };
     ($t:ty, boxed) => { Box<$t> };
@@ -583,6 +581,10 @@ crate::params! {
         /// RTTVAR, the RTO, BBR's min RTT and initial pacing rate (`bbr_init`); data starts at the
         /// SYN-ACK. Off: ns-2's agents, which start with no sample, wait init_rto_s and send.
         handshake: bool = false;
+        /// Linux's RTT sample for rate samples (BBR's min RTT): an ACK of retransmitted data that
+        /// SACKs nothing new gives the timestamp it echoes, in whole ms (up to 1 ms low; `rate.rs`).
+        /// Off: the newest packet newly delivered and never retransmitted (docs/fidelity.md).
+        tsecr_rtt: bool = false;
         /// RTT-sample granularity (ns-2 tcpTick_); 0 = exact.
         tick_ms: f64 = 10.0, unit "ms", check non_negative(1e4);
         /// The receiver delays ACKs (ns-2 DelAckSink): every second packet, or after delack_ms.
@@ -618,17 +620,15 @@ crate::params! {
         /// `NewAck` recomputes the RTO from SRTT and RTTVAR, not only at an RTT sample from a
         /// packet never retransmitted (Karn, RFC 6298, ns-2). Off: ours.
         rto_backoff_reset_on_ack: bool = false;
-        /// Linux's TSO autosizing and deferral (recovery rack_tlp, release window): new data
-        /// leaves in skbs of the pacing rate's 2^-10 s (at least 2 packets), and a send that fills
-        /// less than one waits for the next ACK unless it fills a third of the window or that ACK
-        /// is due more than min(1 ms, srtt / 2) away (`tcp_tso_should_defer`; `tcp/tso_defer.rs`).
-        /// An skb of 2 packets or more ends with PSH, which the receiver ACKs at once (Linux 6.6+).
-        /// On in the window presets cubic and reno_linux; off: what each ACK frees leaves at once.
+        /// Linux's TSO autosizing and deferral (recovery rack_tlp, release window): skbs of the
+        /// pacing rate's 2^-10 s (at least 2 packets); a send filling less than one waits for the
+        /// next ACK unless it fills a third of the window or that ACK is due over min(1 ms, srtt /
+        /// 2) away (`tcp_tso_should_defer`; `tso_defer.rs`). An skb of 2 or more ends with PSH,
+        /// ACKed at once (Linux 6.6+). On in cubic and reno_linux; off: each ACK's room leaves.
         tso_defer: bool = false;
-        /// Turns on every rule in which ns-3's TCP departs from ours: ns3 (ssthresh_from_pipe,
-        /// rto_first_partial_only, rto_backoff_reset_on_ack, recovery sack runs as sack_retain:
-        /// ns-3 keeps the SACK scoreboard across a timeout, and no tso_defer: ns-3 sends what
-        /// each ACK frees), none (each as set). docs/fidelity.md.
+        /// Every rule in which ns-3's TCP departs from ours: ns3 (ssthresh_from_pipe,
+        /// rto_first_partial_only, rto_backoff_reset_on_ack, sack as sack_retain: the scoreboard
+        /// kept across a timeout; no tso_defer), none (each as set). docs/fidelity.md.
         compat: String = "none".into(), check one_of(compat_names);
     }
 }
@@ -639,9 +639,8 @@ pub fn compat_names() -> Vec<&'static str> {
 }
 
 /// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
-/// A preset of a law as Linux runs it: RACK-TLP with PRR, and Linux's sender settings (initial
-/// window 10, RFC 6928; min RTO 200 ms, TCP_RTO_MIN; delayed ACKs at 40 ms, TCP_DELACK_MIN; RTT
-/// measured exactly; a handshake), shared by `cubic`, `bbr` and `reno_linux`.
+/// A law as Linux runs it (`cubic`, `bbr`, `reno_linux`): RACK-TLP with PRR, initial window 10
+/// (RFC 6928), TCP_RTO_MIN 200 ms, TCP_DELACK_MIN 40 ms, exact RTTs, a handshake.
 macro_rules! linux_sender {
     ($cc:literal, $release:literal $(, $extra:expr)*) => {
         &[

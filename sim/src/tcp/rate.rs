@@ -3,8 +3,12 @@
 //! does). Each packet sent records the connection's delivered count and the time of the last
 //! delivery; each ACK yields a rate sample from the most recently sent packet it delivers
 //! (cumulatively or by SACK): packets delivered since that packet left, over the longer of its
-//! send and ACK intervals, marked app-limited when the sender ran out of data.
-//! Details: docs/tcp.md, `tcp/rate.rs`.
+//! send and ACK intervals, marked app-limited when the sender ran out of data. With `tsecr_rtt`
+//! its RTT sample is Linux's (`tcp_clean_rtx_queue`, `tcp_sacktag_one`, `tcp_ack_update_rtt` in
+//! `net/ipv4/tcp_input.c`, 6.18): none from a cumulative ACK of retransmitted data (Karn), else the
+//! newest packet newly SACKed, else the newest cumulatively acked, and for an ACK of a
+//! retransmission with neither, the timestamp it echoes in whole ms (`tcp_rtt_tsopt_us`).
+//! Details: docs/tcp.md.
 
 use super::ranges::{add_range_reporting, covers, gaps, LastBlocks};
 use super::seq_ring::SeqRing;
@@ -106,6 +110,50 @@ struct TxRecord {
 /// Bytes a packet's record takes in the sampler's ring (the cost estimate's, `estimate.rs`).
 pub const RECORD_BYTES: usize = std::mem::size_of::<TxRecord>();
 
+/// The send times an ACK's RTT sample may come from (`RateSampler::on_delivered`).
+#[derive(Default)]
+struct RttFrom {
+    /// The newest packet newly delivered and never retransmitted, and the same among those
+    /// SACKed and those cumulatively acked.
+    newest: Option<Time>,
+    sacked: Option<Time>,
+    cum: Option<Time>,
+    /// A retransmission is among the packets cumulatively acked (Karn).
+    cum_retx: bool,
+    /// The lowest packet cumulatively acked, the receiver's hole, if it was retransmitted: when
+    /// the copy that filled it was (`echo_retx`), its timestamp is the one echoed.
+    hole_retx: Option<Time>,
+    first_cum: bool,
+}
+
+impl RttFrom {
+    fn add(&mut self, rec: &TxRecord, cum: bool) {
+        let newer = |t: &mut Option<Time>| *t = Some(t.map_or(rec.sent, |x| x.max(rec.sent)));
+        if cum && !std::mem::replace(&mut self.first_cum, true) && rec.retransmitted {
+            self.hole_retx = Some(rec.sent);
+        }
+        match (rec.retransmitted, cum) {
+            (true, c) => self.cum_retx |= c,
+            (false, c) => {
+                newer(&mut self.newest);
+                newer(if c { &mut self.cum } else { &mut self.sacked });
+            }
+        }
+    }
+
+    /// `tcp_ack_update_rtt`'s `ca_rtt_us`, and whether it is exact (not a timestamp's). The echo
+    /// is a difference of two ms clocks, at least 1 (`tcp_rtt_tsopt_us(tp, 1)`, TCP_TS_HZ 1000):
+    /// up to 1 ms under the retransmission's RTT. Where the original filled the hole
+    /// (`echo_retx` false: the retransmission was spurious) Linux echoes the original's time,
+    /// which the record no longer holds: no sample here, where Linux's is that queued RTT.
+    fn linux(&self, now: Time, echo_retx: bool) -> Option<(Time, bool)> {
+        const MS: Time = 1_000_000_000;
+        let exact = self.sacked.or(if self.cum_retx { None } else { self.cum });
+        let echo = self.hole_retx.filter(|_| echo_retx);
+        exact.map(|t| (now - t, true)).or_else(|| echo.map(|t| ((now / MS - t / MS).max(1) * MS, false)))
+    }
+}
+
 #[derive(Debug)]
 pub struct RateSampler {
     tx: SeqRing<TxRecord>,
@@ -122,6 +170,13 @@ pub struct RateSampler {
     min_rtt: Option<Time>,
     /// Scratch for an ACK's newly delivered ranges.
     newly: Vec<(i64, i64)>,
+    /// Linux's RTT sample, timestamps included (`tcp.tsecr_rtt`); off: the newest packet newly
+    /// delivered and never retransmitted.
+    tsecr_rtt: bool,
+    /// The ACK being taken echoes a retransmitted copy's timestamp (`TcpSender::note_echo`).
+    pub echo_retx: bool,
+    /// The least exact RTT sample (`linux_rtt`).
+    min_exact: Option<Time>,
 }
 
 impl Default for RateSampler {
@@ -133,6 +188,9 @@ impl Default for RateSampler {
             first_tx: 0,
             app_limited: 0,
             sacked: Vec::new(),
+            tsecr_rtt: false,
+            echo_retx: false,
+            min_exact: None,
             last: LastBlocks::default(),
             min_rtt: None,
             newly: Vec::new(),
@@ -195,7 +253,7 @@ impl RateSampler {
             }
         }
         self.last.set(blocks);
-        let rs = self.on_delivered(&newly, maxseq, now);
+        let rs = self.on_delivered(&newly, ackno, maxseq, now);
         self.newly = newly;
         rs
     }
@@ -206,13 +264,37 @@ impl RateSampler {
         &self.newly
     }
 
+    /// Linux's sample (`RttFrom::linux`). The engine remembers only a packet's last copy: an echo
+    /// more than 1 ms under the exact min RTT so far came from an earlier copy, and is dropped.
+    fn linux_rtt(&mut self, rtt: &RttFrom, now: Time) -> Option<Time> {
+        const MS: Time = 1_000_000_000;
+        match rtt.linux(now, self.echo_retx)? {
+            (r, true) => {
+                self.min_exact = Some(self.min_exact.map_or(r, |m| m.min(r)));
+                Some(r)
+            }
+            (r, false) => self.min_exact.is_none_or(|m| r + MS > m).then_some(r),
+        }
+    }
+
+    /// Whether the packet `seq`, last sent at or below `maxseq`, was sent more than once.
+    pub fn retransmitted(&self, seq: i64, maxseq: i64) -> bool {
+        self.tx.get(seq, maxseq).is_some_and(|r| r.retransmitted)
+    }
+
+    /// With Linux's RTT sample (`tcp.tsecr_rtt`, the module's comment).
+    pub fn with_tsecr_rtt(on: bool) -> Self {
+        Self { tsecr_rtt: on, ..Self::default() }
+    }
+
     /// The second half of `on_ack`, for the packets `newly` ([start, end) ranges, in `on_ack`'s
-    /// order) the ACK newly delivered: from `on_ack`, or from a recovery that works them out
-    /// (`Recovery::report_deliveries`), in which case this estimator's own scoreboard stays empty.
-    pub fn on_delivered(&mut self, newly: &[(i64, i64)], maxseq: i64, now: Time) -> RateSample {
+    /// order) the ACK newly delivered, those up to `ackno` cumulatively: from `on_ack`, or from a
+    /// recovery that works them out (`Recovery::report_deliveries`), in which case this
+    /// estimator's own scoreboard stays empty.
+    pub fn on_delivered(&mut self, newly: &[(i64, i64)], ackno: i64, maxseq: i64, now: Time) -> RateSample {
         let mut rs = RateSample { now, delivered: -1, ..Default::default() };
         let mut best: Option<TxRecord> = None;
-        let mut rtt_from: Option<Time> = None;
+        let mut rtt = RttFrom::default();
         for &(a, b) in newly {
             for seq in a..b {
                 let Some(rec) = self.tx.get(seq, maxseq) else { continue };
@@ -220,9 +302,7 @@ impl RateSampler {
                 if best.is_none_or(|p| (rec.delivered, rec.sent) > (p.delivered, p.sent)) {
                     best = Some(rec);
                 }
-                if !rec.retransmitted && rtt_from.is_none_or(|t| rec.sent > t) {
-                    rtt_from = Some(rec.sent);
-                }
+                rtt.add(&rec, seq <= ackno);
             }
         }
         self.delivered += rs.acked_sacked as u64;
@@ -232,7 +312,7 @@ impl RateSampler {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
-        rs.rtt = rtt_from.map(|t| now - t);
+        rs.rtt = if self.tsecr_rtt { self.linux_rtt(&rtt, now) } else { rtt.newest.map(|t| now - t) };
         if let Some(r) = rs.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
@@ -293,6 +373,32 @@ mod tests {
         assert_eq!(rs.acked_sacked, 3, "1, 4 and 5: not 2 and 3 again");
         assert_eq!(rs.rtt, Some(210 * MS), "from 5, the newest never retransmitted");
         assert_eq!(r.delivered(), 6);
+    }
+
+    /// Linux's sample (`tsecr_rtt`): an ACK of a retransmission that filled the hole takes the
+    /// echoed timestamp, in whole ms, even beside new packets cumulatively acked (Karn), unless it
+    /// SACKs a new one; where the original filled it (a spurious retransmission), none.
+    #[test]
+    fn linux_takes_an_acked_retransmissions_rtt_from_its_timestamp_in_whole_ms() {
+        let ack_of_1 = |sack: &[(i64, i64)], echo_retx: bool| {
+            let mut r = RateSampler::with_tsecr_rtt(true);
+            for seq in 0..8 {
+                r.on_send(seq, 0, -1, seq - 1);
+            }
+            r.on_ack(-1, 0, &[(2, 4)], 7, 100 * MS);
+            r.on_send(1, 110 * MS + MS * 7 / 10, 0, 7); // 1 resent at 110.7 ms
+            assert!(r.retransmitted(1, 7) && !r.retransmitted(4, 7));
+            r.echo_retx = echo_retx;
+            r.on_ack(0, 5, sack, 7, 210 * MS + MS / 5).rtt // acked at 210.2 ms: 99.5 ms later
+        };
+        assert_eq!(ack_of_1(&[], true), Some(100 * MS), "210 - 110 on the ms clocks, not 4 and 5's 210.2");
+        assert_eq!(ack_of_1(&[(6, 7)], true), Some(210 * MS + MS / 5), "6, SACKed, was sent at 0");
+        assert_eq!(ack_of_1(&[], false), None, "the original filled the hole");
+        let mut r = RateSampler::with_tsecr_rtt(true);
+        r.on_send(0, 0, -1, -1);
+        r.on_send(0, MS / 2, -1, 0);
+        r.echo_retx = true;
+        assert_eq!(r.on_ack(-1, 0, &[], 0, MS * 9 / 10).rtt, Some(MS), "one tick at least");
     }
 
     /// Once the sender runs out of data, samples are app-limited until what was in flight then

@@ -47,6 +47,10 @@ pub struct TcpReceiver {
     /// The sequence of the last packet that arrived: its timestamp is the one an ACK echoes (as
     /// ns-2's TCPSink echoes the packet that triggered the ACK).
     pub last_arrival_seq: i64,
+    /// The copy whose timestamp the next ACK echoes is a retransmission: Linux's `ts_recent`
+    /// (RFC 7323) is the in-order segment at the left edge, the first of a delayed pair
+    /// (`note_copy`; `tcp.tsecr_rtt`).
+    pub echo_retx: bool,
     /// New in-order packets delivered to the application.
     pub delivered: u64,
     /// ECN: ACKs carry ECE from a CE mark until a CWR arrives (RFC 3168 section 6.1.3), or, with
@@ -67,6 +71,7 @@ impl TcpReceiver {
             delack_deadline: None,
             arrivals: 0,
             last_arrival_seq: -1,
+            echo_retx: false,
             delivered: 0,
             ece: false,
             exact_ce: false,
@@ -166,6 +171,14 @@ impl TcpReceiver {
         }
         if ce {
             self.ece = true;
+        }
+    }
+
+    /// Before `on_data`: whether the arriving copy of `seq` was a retransmission (`echo_retx`).
+    #[inline(always)]
+    pub fn note_copy(&mut self, seq: i64, retx: bool) {
+        if seq == self.next_expected && self.delack_deadline.is_none() {
+            self.echo_retx = retx;
         }
     }
 
@@ -348,5 +361,16 @@ mod tests {
         assert_eq!(r.sack_blocks(4).as_slice(), &[(8, 9), (6, 7), (4, 5)]);
         r.on_data(0, 10, false);
         assert_eq!(r.sack_blocks(4).as_slice(), &[(10, 11), (8, 9), (6, 7)]);
+    }
+
+    /// The ACK's echo (`tcp.tsecr_rtt`): the copy at the left edge, not one out of order.
+    #[test]
+    fn the_echo_is_the_copy_that_filled_the_hole() {
+        let mut r = TcpReceiver::new(false, 100);
+        for (seq, retx, echo) in [(0, false, false), (2, true, false), (1, true, true), (3, false, false)] {
+            r.note_copy(seq, retx);
+            r.on_data(0, seq, false);
+            assert_eq!(r.echo_retx, echo, "after {seq}");
+        }
     }
 }

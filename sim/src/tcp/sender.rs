@@ -2,7 +2,7 @@
 //! `Agent/TCP`: window, RTT and RTO, duplicate ACKs, go-back-N.
 //! Details: docs/tcp.md, `tcp/sender.rs`.
 
-use super::rate::{CaState, InFlight, RateSample, UNCOUNTED};
+use super::rate::{CaState, InFlight, RateSample, RateSampler, UNCOUNTED};
 use super::sender_core::{SenderCore, SenderStats, TcpParams, MAX_MODES};
 use super::seq_ring::SeqRing;
 use super::{
@@ -38,7 +38,7 @@ impl TcpSender {
             Self { core, law, recovery, release, paused: false, started: false, stamps, rate_fed: Reports::No };
         sender.core.sent_at = SeqRing::new(stamps || sender.recovery.wants_send_times());
         if sender.law.wants_rate_samples() {
-            sender.core.rate = Some(Box::default());
+            sender.core.rate = Some(Box::new(RateSampler::with_tsecr_rtt(sender.core.p.tsecr_rtt)));
             sender.rate_fed = sender.recovery.report_deliveries();
         }
         sender
@@ -222,7 +222,7 @@ impl TcpSender {
         let ack = Ack { now, acked_pkts: ackno - c.st.highest_ack, rtt_sample_s };
         if self.recovery.on_any_ack(&mut self.core, &mut self.law, &ack, ackno, sack, out) {
             let fed = self.core.rate.as_mut().filter(|_| self.rate_fed == Reports::OnAck);
-            let sample = sample.or_else(|| fed.map(|r| r.on_delivered(self.recovery.delivered(), maxseq, now)));
+            let sample = sample.or_else(|| fed.map(|r| r.on_delivered(self.recovery.delivered(), ackno, maxseq, now)));
             if let (Some(rs), Some(prior)) = (sample, prior) {
                 self.rate_sample(rs, prior);
             }
@@ -312,7 +312,7 @@ impl TcpSender {
         let (una, maxseq) = (c.st.highest_ack, c.st.maxseq);
         let sample = match self.rate_fed {
             Reports::No => Some(r.on_ack(una, ackno, sack, maxseq, now)),
-            Reports::OnSack => Some(r.on_delivered(self.recovery.delivered(), maxseq, now)),
+            Reports::OnSack => Some(r.on_delivered(self.recovery.delivered(), ackno, maxseq, now)),
             Reports::OnAck => None, // after `on_any_ack`
         };
         (sample, Some(prior))
@@ -430,6 +430,21 @@ impl TcpSender {
                 true
             }
             None => false,
+        }
+    }
+
+    /// With `tcp.tsecr_rtt`: whether the data packet `seq` being sent is a retransmitted copy.
+    #[inline]
+    pub fn sent_as_retx(&self, seq: i64) -> bool {
+        let c = &self.core;
+        c.p.tsecr_rtt && c.rate.as_ref().is_some_and(|r| r.retransmitted(seq, c.st.maxseq))
+    }
+
+    /// Before an ACK is taken: whether its timestamp echoes a retransmitted copy (`rate.rs`).
+    #[inline]
+    pub fn note_echo(&mut self, retx: bool) {
+        if let Some(r) = self.core.rate.as_mut() {
+            r.echo_retx = retx;
         }
     }
 

@@ -38,6 +38,8 @@ pub struct TcpParams {
     /// `tcp.tso_defer` (off under `tcp.compat=ns3`), and the packet size its skbs are counted in.
     pub tso_defer: bool,
     pub pkt_bytes: f64,
+    /// `tcp.tsecr_rtt`: Linux's RTT sample for the rate estimator (`rate.rs`).
+    pub tsecr_rtt: bool,
 }
 
 #[cfg(test)]
@@ -64,6 +66,7 @@ impl TcpParams {
             rto_backoff_reset_on_ack: false,
             tso_defer: false,
             pkt_bytes: 1500.0,
+            tsecr_rtt: false,
         }
     }
 }

@@ -243,6 +243,7 @@ impl<'c> World<'c> {
             rto_backoff_reset_on_ack: tc.rto_backoff_reset_on_ack || tc.compat == "ns3",
             tso_defer: tc.tso_defer && tc.compat != "ns3",
             pkt_bytes: cfg.pkt_bytes as f64,
+            tsecr_rtt: tc.tsecr_rtt,
         };
         Group { law: t.law_factory(), tcp: t, params: Rc::new(params) }
     }
@@ -489,6 +490,9 @@ impl<'c> World<'c> {
             if self.conns.senders[f].take_push(seq) {
                 pkt.set_push();
             }
+            if self.conns.senders[f].sent_as_retx(seq) {
+                pkt.set_retx();
+            }
             if ecn {
                 pkt.set_ect();
                 if self.conns.senders[f].take_cwr() {
@@ -693,6 +697,7 @@ impl<'c> World<'c> {
                     self.send_ack(f, owed);
                 }
                 self.conns.receivers[f].on_ecn(pkt.ce(), pkt.flag());
+                self.conns.receivers[f].note_copy(pkt.seq, pkt.retx());
                 let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq, pkt.push());
                 self.meters.route_delivered[self.conns.conn[f].route as usize] += new;
                 if f >= self.conns.n_long {
@@ -710,6 +715,7 @@ impl<'c> World<'c> {
                 if pkt.flag() {
                     self.conns.senders[f].on_ece(self.now, pkt.seq);
                 }
+                self.conns.senders[f].note_echo(pkt.retx());
                 if self.conns.conn[f].sack || self.conns.conn[f].stamps {
                     let opts = self.conns.ack_opts[f].pop_front().expect("an ACK was sent");
                     assert_eq!(opts.ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
@@ -765,6 +771,9 @@ impl<'c> World<'c> {
         let mut pkt = Packet::new(Kind::Ack, f, ACK_BYTES, ack);
         if self.conns.receivers[f].ece {
             pkt.set_flag();
+        }
+        if self.conns.receivers[f].echo_retx {
+            pkt.set_retx();
         }
         self.enter(pkt, self.conns.conn[f].rev);
     }
