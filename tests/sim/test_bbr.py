@@ -139,3 +139,17 @@ def test_send_jitter_breaks_the_phase_lock_that_starves_paced_flows():
         ]
         jain[jitter] = sum(runs) / len(runs)
     assert jain[0.0] < 0.65 < 0.7 < jain[1.2], jain
+
+
+def test_linux_rtt_samples_from_timestamps_keep_one_flow_through_codel_at_its_rate():
+    """`tcp.tsecr_rtt`: an ACK of a retransmission gives BBR the echoed timestamp's RTT, in whole
+    ms. The echo is of the copy that filled the receiver's hole: after a timeout's go-back-N, the
+    ACKs of packets whose originals had arrived must not give the resent copies' times. A first
+    version did, and one flow at 200 ms through CoDel read 0.26 of the link (RTT samples of 106 ms
+    on a 200-ms path, so a BDP half its size)."""
+    util = {}
+    for on in (False, True):
+        tcp = {**sim.SimConfig(tcp="bbr").to_dict()["tcp"], "tsecr_rtt": on}
+        run = dict(queue="codel", flows=1, core_mbps=10, rtt_ms=200, pkt_bytes=1500, buffer_pkts=167, seed=1)
+        util[on] = sim.run(tcp=tcp, duration_s=120, warmup_s=30, **run).metrics()["utilization"]
+    assert util[True] > 0.93 and abs(util[True] - util[False]) < 0.05, util  # 0.959 and 0.940
