@@ -433,11 +433,12 @@ impl TcpSender {
         }
     }
 
-    /// With `tcp.tsecr_rtt`: whether the data packet `seq` being sent is a retransmitted copy.
+    /// Whether the data packet `seq` being sent is a retransmitted copy (asked under
+    /// `tcp.tsecr_rtt`, whose rate estimator keeps the records).
     #[inline]
     pub fn sent_as_retx(&self, seq: i64) -> bool {
         let c = &self.core;
-        c.p.tsecr_rtt && c.rate.as_ref().is_some_and(|r| r.retransmitted(seq, c.st.maxseq))
+        c.rate.as_ref().is_some_and(|r| r.retransmitted(seq, c.st.maxseq))
     }
 
     /// Before an ACK is taken: whether its timestamp echoes a retransmitted copy (`rate.rs`).

@@ -39,6 +39,9 @@ pub(crate) struct Conn {
     /// The receiver echoes timestamps (the sender's window law reads them); the forward route
     /// then starts with a pure delay (see `path_delays`).
     pub stamps: bool,
+    /// The sender takes Linux's RTT sample (`tcp.tsecr_rtt`): its data packets and the ACKs say
+    /// which copy filled the receiver's hole (`Packet::retx`).
+    pub tsecr: bool,
 }
 
 /// SACK blocks per ACK: 3, as ns-2's `TCPSink/Sack1` and real stacks, whose timestamp option

@@ -303,6 +303,7 @@ impl<'c> World<'c> {
         let ret = self.add_link(Link::delay_only(back, Role::Return));
         let rev = self.add_route(&[ret]);
         let sack = sender.uses_sack();
+        let tsecr = sender.params().tsecr_rtt;
         self.conns.conn.push(Conn {
             fwd,
             rev,
@@ -312,6 +313,7 @@ impl<'c> World<'c> {
             pending_delack: IDLE,
             sack,
             stamps,
+            tsecr,
         });
         self.conns.ack_opts.push(VecDeque::new());
         self.conns.receivers.push(self.new_receiver(&sender));
@@ -483,14 +485,14 @@ impl<'c> World<'c> {
     /// Sends what the sender queued in `outbox` and (re)schedules its timers.
     fn flush(&mut self, f: usize) {
         let mut out = std::mem::take(&mut self.conns.outbox);
-        let route = self.conns.conn[f].fwd;
+        let (route, tsecr) = (self.conns.conn[f].fwd, self.conns.conn[f].tsecr);
         let ecn = self.conns.senders[f].ecn();
         for &seq in &out {
             let mut pkt = Packet::new(Kind::Data, f, self.pkt_bytes, seq);
             if self.conns.senders[f].take_push(seq) {
                 pkt.set_push();
             }
-            if self.conns.senders[f].sent_as_retx(seq) {
+            if tsecr && self.conns.senders[f].sent_as_retx(seq) {
                 pkt.set_retx();
             }
             if ecn {
@@ -697,7 +699,9 @@ impl<'c> World<'c> {
                     self.send_ack(f, owed);
                 }
                 self.conns.receivers[f].on_ecn(pkt.ce(), pkt.flag());
-                self.conns.receivers[f].note_copy(pkt.seq, pkt.retx());
+                if self.conns.conn[f].tsecr {
+                    self.conns.receivers[f].note_copy(pkt.seq, pkt.retx());
+                }
                 let (ack, new) = self.conns.receivers[f].on_data(self.now, pkt.seq, pkt.push());
                 self.meters.route_delivered[self.conns.conn[f].route as usize] += new;
                 if f >= self.conns.n_long {
@@ -715,7 +719,9 @@ impl<'c> World<'c> {
                 if pkt.flag() {
                     self.conns.senders[f].on_ece(self.now, pkt.seq);
                 }
-                self.conns.senders[f].note_echo(pkt.retx());
+                if self.conns.conn[f].tsecr {
+                    self.conns.senders[f].note_echo(pkt.retx());
+                }
                 if self.conns.conn[f].sack || self.conns.conn[f].stamps {
                     let opts = self.conns.ack_opts[f].pop_front().expect("an ACK was sent");
                     assert_eq!(opts.ackno, pkt.seq, "ACKs of a connection arrive in order, none lost");
@@ -772,7 +778,7 @@ impl<'c> World<'c> {
         if self.conns.receivers[f].ece {
             pkt.set_flag();
         }
-        if self.conns.receivers[f].echo_retx {
+        if self.conns.conn[f].tsecr && self.conns.receivers[f].echo_retx {
             pkt.set_retx();
         }
         self.enter(pkt, self.conns.conn[f].rev);
