@@ -5,9 +5,9 @@
 //! (cumulatively or by SACK): packets delivered since that packet left, over the longer of its
 //! send and ACK intervals, marked app-limited when the sender ran out of data. With `tsecr_rtt`
 //! its RTT sample is Linux's (`tcp_clean_rtx_queue`, `tcp_sacktag_one`, `tcp_ack_update_rtt` in
-//! `net/ipv4/tcp_input.c`, 6.18): none from a cumulative ACK of retransmitted data (Karn), else the
-//! newest packet newly SACKed, else the newest cumulatively acked, and for an ACK of a
-//! retransmission with neither, the timestamp it echoes in whole ms (`tcp_rtt_tsopt_us`).
+//! `net/ipv4/tcp_input.c`, 6.18): the newest packet newly SACKed, else the newest cumulatively
+//! acked unless a retransmission is among them (Karn), else, for the ACK of a retransmission
+//! that filled the receiver's hole, the timestamp it echoes, in whole ms (`tcp_rtt_tsopt_us`).
 //! Details: docs/tcp.md.
 
 use super::ranges::{add_range_reporting, covers, gaps, LastBlocks};
