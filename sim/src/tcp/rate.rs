@@ -113,9 +113,8 @@ pub const RECORD_BYTES: usize = std::mem::size_of::<TxRecord>();
 /// The send times an ACK's RTT sample may come from (`RateSampler::on_delivered`).
 #[derive(Default)]
 struct RttFrom {
-    /// The newest packet newly delivered and never retransmitted, and the same among those
-    /// SACKed and those cumulatively acked.
-    newest: Option<Time>,
+    /// The newest packet newly delivered and never retransmitted among those SACKed, and among
+    /// those cumulatively acked.
     sacked: Option<Time>,
     cum: Option<Time>,
     /// A retransmission is among the packets cumulatively acked (Karn).
@@ -134,11 +133,13 @@ impl RttFrom {
         }
         match (rec.retransmitted, cum) {
             (true, c) => self.cum_retx |= c,
-            (false, c) => {
-                newer(&mut self.newest);
-                newer(if c { &mut self.cum } else { &mut self.sacked });
-            }
+            (false, c) => newer(if c { &mut self.cum } else { &mut self.sacked }),
         }
+    }
+
+    /// The newest packet newly delivered and never retransmitted (the sample without `tsecr_rtt`).
+    fn newest(&self) -> Option<Time> {
+        self.sacked.max(self.cum)
     }
 
     /// `tcp_ack_update_rtt`'s `ca_rtt_us`, and whether it is exact (not a timestamp's). The echo
@@ -312,7 +313,7 @@ impl RateSampler {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
-        rs.rtt = if self.tsecr_rtt { self.linux_rtt(&rtt, now) } else { rtt.newest.map(|t| now - t) };
+        rs.rtt = if self.tsecr_rtt { self.linux_rtt(&rtt, now) } else { rtt.newest().map(|t| now - t) };
         if let Some(r) = rs.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }

@@ -778,7 +778,7 @@ impl<'c> World<'c> {
         if self.conns.receivers[f].ece {
             pkt.set_flag();
         }
-        if self.conns.conn[f].tsecr && self.conns.receivers[f].echo_retx {
+        if self.conns.receivers[f].echo_retx {
             pkt.set_retx();
         }
         self.enter(pkt, self.conns.conn[f].rev);
