@@ -110,6 +110,9 @@ struct TxRecord {
 /// Bytes a packet's record takes in the sampler's ring (the cost estimate's, `estimate.rs`).
 pub const RECORD_BYTES: usize = std::mem::size_of::<TxRecord>();
 
+/// A millisecond: Linux's timestamp clock ticks (TCP_TS_HZ 1000).
+const TS_TICK: Time = 1_000_000_000;
+
 /// The send times an ACK's RTT sample may come from (`RateSampler::on_delivered`).
 #[derive(Default)]
 struct RttFrom {
@@ -148,10 +151,9 @@ impl RttFrom {
     /// (`echo_retx` false: the retransmission was spurious) Linux echoes the original's time,
     /// which the record no longer holds: no sample here, where Linux's is that queued RTT.
     fn linux(&self, now: Time, echo_retx: bool) -> Option<(Time, bool)> {
-        const MS: Time = 1_000_000_000;
         let exact = self.sacked.or(if self.cum_retx { None } else { self.cum });
         let echo = self.hole_retx.filter(|_| echo_retx);
-        exact.map(|t| (now - t, true)).or_else(|| echo.map(|t| ((now / MS - t / MS).max(1) * MS, false)))
+        exact.map(|t| (now - t, true)).or_else(|| echo.map(|t| ((now / TS_TICK - t / TS_TICK).max(1) * TS_TICK, false)))
     }
 }
 
@@ -268,13 +270,12 @@ impl RateSampler {
     /// Linux's sample (`RttFrom::linux`). The engine remembers only a packet's last copy: an echo
     /// more than 1 ms under the exact min RTT so far came from an earlier copy, and is dropped.
     fn linux_rtt(&mut self, rtt: &RttFrom, now: Time) -> Option<Time> {
-        const MS: Time = 1_000_000_000;
         match rtt.linux(now, self.echo_retx)? {
             (r, true) => {
                 self.min_exact = Some(self.min_exact.map_or(r, |m| m.min(r)));
                 Some(r)
             }
-            (r, false) => self.min_exact.is_none_or(|m| r + MS > m).then_some(r),
+            (r, false) => self.min_exact.is_none_or(|m| r + TS_TICK > m).then_some(r),
         }
     }
 
