@@ -376,13 +376,20 @@ NEUTRAL_AT_DEFAULT = {
     ("tcp", "count_acked"): False,
     ("tcp", "handshake"): False,
     ("tcp", "tso_defer"): False,
-    ("tcp", "tsecr_rtt"): False,
 }
 """Parameters added after runs were stored, with the default at which they change nothing (the
 fingerprints show it): a config is hashed without them while they hold it, so a new parameter
 keeps every stored run_id, and the slow ns-3 runs cached under them. Only a parameter whose
 default leaves every result bit-identical belongs here; tests/sweeps/test_backends.py holds each
 to the engine's default."""
+
+
+ENGINE_MODEL_ONLY = {("tcp", "tsecr_rtt")}
+"""Parameters of the engine's own model of a sender, which another backend runs its own way (the
+kernel's bbr takes Linux's RTT samples whatever the engine's tcp.tsecr_rtt): hashed only into an
+engine run's run_id, never into another backend's or any config_id, so the kernel's stored runs
+stay cached and pair with the engine's whatever the setting. Parameters older than those runs
+(tcp.handshake, tcp.tso_defer) stay hashed, as their runs were."""
 
 
 NEUTRAL_SECTIONS = ("precision",)
@@ -430,13 +437,23 @@ def _ids(config: dict[str, Any], backend: str, backend_version: str) -> tuple[st
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
 
     engine = backend == backends.DEFAULT
+    shared = without_engine_model(config)
     run_id = digest(
         {"engine": sim.ENGINE_VERSION, "config": config}
         if engine
-        else {"engine": CONTRACT_VERSION, "config": config, "backend": [backend, backend_version]}
+        else {"engine": CONTRACT_VERSION, "config": shared, "backend": [backend, backend_version]}
     )
-    same = engine and sim.ENGINE_VERSION == CONTRACT_VERSION
-    return run_id, run_id if same else digest({"engine": CONTRACT_VERSION, "config": config})
+    same = engine and sim.ENGINE_VERSION == CONTRACT_VERSION and shared == config
+    return run_id, run_id if same else digest({"engine": CONTRACT_VERSION, "config": shared})
+
+
+def without_engine_model(config: dict[str, Any]) -> dict[str, Any]:
+    """A hashed config without ENGINE_MODEL_ONLY's parameters: what every backend runs alike."""
+    for section, key in ENGINE_MODEL_ONLY:
+        inner = config.get(section)
+        if isinstance(inner, dict) and key in inner:
+            config = {**config, section: {k: v for k, v in inner.items() if k != key}}
+    return config
 
 
 def backend_of(name: str, cfg: sim.SimConfig) -> backends.Backend:

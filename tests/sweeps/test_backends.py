@@ -111,7 +111,7 @@ def contract_digest(seed_shift: int = 0) -> str:
         flows = drawn.flows.select(["rtt_ms", "start_s", "tcp_group"]).to_pydict()
         static = ("link_id", "name", "rate_mbps", "delay_ms", "buffer_pkts", "buffer_policy", "queue")
         link = drawn.links.slice(0, 1).select(list(static)).to_pydict()
-        config = schema.hashed_config(with_resolved_buffer(cfg, drawn).to_dict())
+        config = schema.without_engine_model(schema.hashed_config(with_resolved_buffer(cfg, drawn).to_dict()))
         h.update(json.dumps([flows, link, config], sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -153,6 +153,19 @@ def test_a_parameter_added_at_its_neutral_default_keeps_every_id():
         assert schema._ids({**full, section: {**full[section], key: other}}, "ns3", "v") != schema._ids(
             full, "ns3", "v"
         )
+
+
+def test_the_engines_own_model_parameters_key_only_the_engines_runs():
+    """ENGINE_MODEL_ONLY's parameters change an engine run's run_id, and neither another backend's
+    run_id nor any config_id: the kernel's runs of a Linux preset stay cached and paired."""
+    for section, key in schema.ENGINE_MODEL_ONLY:
+        full = sim.SimConfig(tcp="bbr", flows=4).to_dict()
+        before = {**full, section: {k: v for k, v in full[section].items() if k != key}}
+        flipped = {**full, section: {**full[section], key: not full[section][key]}}
+        for cfg in (before, flipped):
+            assert schema._ids(cfg, "kernel", "v") == schema._ids(full, "kernel", "v")
+            assert schema._ids(cfg, "engine", "")[1] == schema._ids(full, "engine", "")[1]
+        assert schema._ids(flipped, "engine", "")[0] != schema._ids(full, "engine", "")[0]
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():

@@ -583,7 +583,7 @@ crate::params! {
         handshake: bool = false;
         /// Linux's RTT sample for rate samples (BBR's min RTT): an ACK of retransmitted data that
         /// SACKs nothing new gives the timestamp it echoes, in whole ms (up to 1 ms low; `rate.rs`).
-        /// Off: the newest packet newly delivered and never retransmitted (docs/fidelity.md).
+        /// Off: the newest packet newly delivered and never retransmitted. On in the Linux presets.
         tsecr_rtt: bool = false;
         /// RTT-sample granularity (ns-2 tcpTick_); 0 = exact.
         tick_ms: f64 = 10.0, unit "ms", check non_negative(1e4);
@@ -640,7 +640,7 @@ pub fn compat_names() -> Vec<&'static str> {
 
 /// The `tcp` section: a window law (tag `cc`) with its parameters, and the common settings.
 /// A law as Linux runs it (`cubic`, `bbr`, `reno_linux`): RACK-TLP with PRR, initial window 10
-/// (RFC 6928), TCP_RTO_MIN 200 ms, TCP_DELACK_MIN 40 ms, exact RTTs, a handshake.
+/// (RFC 6928), TCP_RTO_MIN 200 ms, TCP_DELACK_MIN 40 ms, exact RTTs, a handshake, timestamps.
 macro_rules! linux_sender {
     ($cc:literal, $release:literal $(, $extra:expr)*) => {
         &[
@@ -653,6 +653,7 @@ macro_rules! linux_sender {
             ("delayed_ack", Bool(true)),
             ("delack_ms", Num(40.0)),
             ("handshake", Bool(true)),
+            ("tsecr_rtt", Bool(true)),
             $($extra,)*
         ]
     };
@@ -731,7 +732,7 @@ pub static TCP: UnionDef = UnionDef {
             name: "bbr",
             doc: "BBR v1 as Linux runs it (tcp_bbr.c): pacing at its model's rate, RACK-TLP, and Linux's \
                   settings as the cubic preset's (initial window 10, min RTO 200 ms, delayed ACKs at 40 ms, \
-                  RTT measured exactly)",
+                  RTT measured exactly, min RTT from timestamps after a loss: tcp.tsecr_rtt)",
             set: linux_sender!("bbr", "paced"),
         },
         PresetDef {
