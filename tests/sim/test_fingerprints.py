@@ -552,7 +552,7 @@ ONLY_IN: dict[str, set[str]] = {
     "0.30.0": {"bbr_vs_linux", "linux", "linux_shallow", "reno_linux", "traffic", "traffic_web"},
     "0.31.0": {"bbr_vs_linux", "linux", "linux_shallow", "reno_linux", "traffic", "traffic_web"},
     "0.32.0": {"bbr_vs_linux", "linux", "linux_shallow", "reno_linux"},
-    "0.33.0": {"bbr_vs_linux", "linux", "linux_shallow", "reno_linux"},
+    "0.33.0": {"bbr_vs_linux", "linux", "linux_shallow", "reno_linux", "traffic", "traffic_web"},
 }
 """Versions whose CHANGED_IN holds for these reference configs only; the others stay bit-identical."""
 
