@@ -31,7 +31,7 @@ from analysis.reproductions.aqm_backends import aqm_backends  # noqa: E402
 from analysis.reproductions.atlas import atlas  # noqa: E402
 from analysis.reproductions.atlas_slices import atlas_slices  # noqa: E402
 from analysis.reproductions.bbr_loss import bbr_shallow_loss  # noqa: E402
-from analysis.reproductions.common import OTHER_BACKENDS, STORED_ONLY, NeedsRuns, Report  # noqa: E402
+from analysis.reproductions.common import MLFLOW, OTHER_BACKENDS, STORED_ONLY, NeedsRuns, Report  # noqa: E402
 from analysis.reproductions.dctcp import dctcp_threshold  # noqa: E402
 from analysis.reproductions.dick import dick_table  # noqa: E402
 from analysis.reproductions.dick_ns3 import dick_ns3  # noqa: E402
@@ -180,9 +180,14 @@ def reproduce(
 ) -> int:
     """Runs a reproduction's sweeps (on the engine, and on `backends` too where the reproduction
     compares simulators), writes its report and figure and, with `mlflow`, logs both as a run of
-    the MLflow experiment `reproductions` (at $MLFLOW_TRACKING_URI, else the project's mlflow.db).
+    the MLflow experiment `reproductions` (at $MLFLOW_TRACKING_URI, else the project's mlflow.db);
+    without it, neither the report nor the reproduction's own jobs (the atlas build) log there.
     `stored_only` runs nothing and reports what is stored; 2 if the reproduction cannot."""
-    tokens = OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine")), STORED_ONLY.set(stored_only)
+    tokens = (
+        OTHER_BACKENDS.set(tuple(b for b in backends if b != "engine")),
+        STORED_ONLY.set(stored_only),
+        MLFLOW.set(mlflow),
+    )
     try:
         report, plot = REPRODUCTIONS[name](results, rerun)
     except (NeedsRuns, NoResults) as e:  # NeedsRuns comes only under --stored
@@ -193,6 +198,7 @@ def reproduce(
     finally:
         OTHER_BACKENDS.reset(tokens[0])
         STORED_ONLY.reset(tokens[1])
+        MLFLOW.reset(tokens[2])
     write_report(name, report, plot, reports)
     if mlflow:
         log_to_mlflow(name, reports)

@@ -75,6 +75,11 @@ ns-3 grid part done). The sweeps are skipped; a reproduction that searches as it
 min-buffer bisection) cannot report without running, and raises `NeedsRuns`."""
 
 
+MLFLOW: ContextVar[bool] = ContextVar("mlflow", default=True)
+"""`python -m analysis reproduce NAME --no-mlflow`: besides its report, a reproduction whose own
+job logs to MLflow (the atlas build's cells) leaves MLflow alone."""
+
+
 class NeedsRuns(RuntimeError):
     """A reproduction asked to run jobs under `--stored`."""
 

@@ -280,6 +280,23 @@ def test_the_report_states_each_claim_from_the_table(built):
     assert "0 runs" in report.reading or "simulated 0 runs" in report.reading
 
 
+def test_reproduce_without_mlflow_logs_no_cell(built, tmp_path):
+    """`reproduce atlas --no-mlflow`: the build's own cells stay out of MLflow too (its store,
+    this test's $MLFLOW_TRACKING_URI, is never created); with MLflow they are logged there."""
+    from analysis.reproductions.atlas import atlas as reproduction
+    from analysis.reproductions.common import MLFLOW
+
+    tmp, _, _, _ = built
+    store = tmp_path / "mlflow.db"
+    for logs in (False, True):
+        token = MLFLOW.set(logs)
+        try:
+            reproduction(str(tmp / "results"), False, ("flows=1,4,8", *AXES))
+        finally:
+            MLFLOW.reset(token)
+        assert store.exists() == logs
+
+
 def test_the_check_probes_each_bracket_long_on_other_seeds(built):
     """`atlas check`: each picked cell's brackets probed again at both ends with long runs on
     seeds the atlas never ran; the long answer is in the bracket when they miss at lo and meet at hi."""
