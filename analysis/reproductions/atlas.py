@@ -11,7 +11,7 @@ from typing import Any
 
 from analysis.atlas.check import answer_key
 from analysis.atlas.judge import exponents, judged, verdicts
-from analysis.reproductions.common import MLFLOW, Report, ray_session
+from analysis.reproductions.common import Report, mlflow_overrides, ray_session
 from analysis.reproductions.kernel_vs_engine import UTIL_ABS as UTIL_BOUND
 
 NAME = "atlas"
@@ -32,8 +32,7 @@ def atlas(results: str, rerun: bool, grid: tuple[str, ...] = ()) -> tuple[Report
     from analysis.atlas.table import rows as table_rows
     from analysis.atlas.table import write
 
-    quiet = [] if MLFLOW.get() else ["mlflow.enabled=false"]
-    spec = load([f"+atlas={PRESET}", *grid, f"results_dir={results}", *quiet])
+    spec = load([f"+atlas={PRESET}", *grid, f"results_dir={results}", *mlflow_overrides()])
     with ray_session():
         states, stats = search(spec)
     table = table_rows(spec, answers(spec, states))

@@ -76,8 +76,13 @@ min-buffer bisection) cannot report without running, and raises `NeedsRuns`."""
 
 
 MLFLOW: ContextVar[bool] = ContextVar("mlflow", default=True)
-"""`python -m analysis reproduce NAME --no-mlflow`: besides its report, a reproduction whose own
-job logs to MLflow (the atlas build's cells) leaves MLflow alone."""
+"""`python -m analysis reproduce NAME --no-mlflow`: besides the report, the reproduction's own
+sweeps and builds leave MLflow alone (`mlflow_overrides`)."""
+
+
+def mlflow_overrides() -> list[str]:
+    """The sweep override that keeps a reproduction's jobs out of MLflow under `--no-mlflow`."""
+    return [] if MLFLOW.get() else ["mlflow.enabled=false"]
 
 
 class NeedsRuns(RuntimeError):
@@ -116,6 +121,7 @@ def sweep_cli(preset: str, results: str, rerun: bool, overrides: Sequence[str] =
     """Runs a preset through the command line, exactly as a user would (with `overrides` after it:
     the tests' reduced grids). Under `--stored` (`STORED_ONLY`) it runs nothing."""
     cmd = [sys.executable, "-m", "sweeps", "-m", f"+experiment={preset}", f"results_dir={results}", *overrides]
+    cmd += mlflow_overrides()
     if STORED_ONLY.get():
         print(f"--stored: not run: {' '.join(cmd[2:])}", file=sys.stderr)
         if not stored(results, None, preset).execute("SELECT count(*) FROM runs").fetchone()[0]:
@@ -154,7 +160,7 @@ def ray_session() -> Iterator[None]:
 
 def run_jobs(base: list[str], points: list[dict[str, Any]]) -> tuple[int, list[str]]:
     with ray_session():
-        return run_points(base, points)
+        return run_points([*base, *mlflow_overrides()], points)
 
 
 def plain_log_x(ax: Any) -> None:

@@ -17,6 +17,7 @@ from analysis.reproductions.common import (
     Report,
     fmt,
     mean_sd,
+    mlflow_overrides,
     plain_log_x,
     ray_session,
     run_jobs,
@@ -71,6 +72,7 @@ def stanford_overrides(results: str, name: str, extra: list[str], core_mbps: flo
         "warmup_s=30",
         "start_window_s=5",
         *extra,
+        *mlflow_overrides(),
     ]
 
 
