@@ -24,7 +24,7 @@ import sim
 from sim.config import variant_class_name
 from sim.schema import CONFIG, leaf_keys, lookup, union_specs, unions
 from sweeps import backends
-from sweeps.backends.base import CONTRACT_VERSION
+from sweeps.backends.base import CONTRACT_VERSION, ENGINE_MODEL_ONLY
 from sweeps.errors import UsageError, python_cmd
 from sweeps.helptext import help_node
 
@@ -384,14 +384,6 @@ default leaves every result bit-identical belongs here; tests/sweeps/test_backen
 to the engine's default."""
 
 
-ENGINE_MODEL_ONLY = {("tcp", "tsecr_rtt")}
-"""Parameters of the engine's own model of a sender, which another backend runs its own way (the
-kernel's bbr takes Linux's RTT samples whatever the engine's tcp.tsecr_rtt): hashed only into an
-engine run's run_id, never into another backend's or any config_id, so the kernel's stored runs
-stay cached and pair with the engine's whatever the setting. Parameters older than those runs
-(tcp.handshake, tcp.tso_defer) stay hashed, as their runs were."""
-
-
 NEUTRAL_SECTIONS = ("precision",)
 """Sections added after runs were stored that change nothing at their default (precision: off),
 hashed only when set, as NEUTRAL_AT_DEFAULT's parameters."""
@@ -448,7 +440,9 @@ def _ids(config: dict[str, Any], backend: str, backend_version: str) -> tuple[st
 
 
 def without_engine_model(config: dict[str, Any]) -> dict[str, Any]:
-    """A hashed config without ENGINE_MODEL_ONLY's parameters: what every backend runs alike."""
+    """A hashed config without ENGINE_MODEL_ONLY's parameters (`backends.base`): what every
+    backend runs alike. They key an engine run's run_id only, never another backend's or any
+    config_id, so the kernel's stored runs stay cached and paired whatever the setting."""
     for section, key in ENGINE_MODEL_ONLY:
         inner = config.get(section)
         if isinstance(inner, dict) and key in inner:

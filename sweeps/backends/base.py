@@ -92,13 +92,20 @@ def config_values(cfg: SimConfig) -> dict[str, Any]:
     return {_KEY_OF_ECHO.get(k, k): v for k, v in config_row(cfg).items()}
 
 
+ENGINE_MODEL_ONLY = {("tcp", "tsecr_rtt")}
+"""Parameters of the engine's own model of a sender, which another backend runs its own way (the
+kernel's bbr takes Linux's RTT samples whatever the engine's tcp.tsecr_rtt): no backend refuses
+them, and they are hashed only into an engine run's run_id (`sweeps.schema._ids`). Parameters
+older than the stored kernel runs (tcp.handshake, tcp.tso_defer) stay hashed, as those runs were."""
+
+
 def check_unmapped(backend: str, row: dict[str, Any], mapped: Iterable[str]) -> None:
     """ValueError naming the first config column (of `row`, a `config_values`) that is not in
-    `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror. A
-    static buffer rule is mirrored (as the buffer the engine resolves, `with_resolved_buffer`)
-    where `buffer_pkts` is."""
+    `mapped` and differs from its default, or its tcp preset's: what a backend cannot mirror (an
+    ENGINE_MODEL_ONLY parameter, which it runs its own way, never is). A static buffer rule is
+    mirrored (as the buffer the engine resolves, `with_resolved_buffer`) where `buffer_pkts` is."""
     default = preset_row(row["tcp"])  # a law's parameters keep its preset's values
-    skip = set(mapped) | set(OUTPUT_ONLY)
+    skip = set(mapped) | set(OUTPUT_ONLY) | {f"{section}_{key}" for section, key in ENGINE_MODEL_ONLY}
     if "buffer_pkts" in skip and row["buffer_policy"] not in ADAPTIVE_POLICIES:
         skip |= {k for k in row if k.startswith("buffer_policy")}
     for key, value in row.items():

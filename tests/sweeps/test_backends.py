@@ -166,6 +166,9 @@ def test_the_engines_own_model_parameters_key_only_the_engines_runs():
             assert schema._ids(cfg, "kernel", "v") == schema._ids(full, "kernel", "v")
             assert schema._ids(cfg, "engine", "")[1] == schema._ids(full, "engine", "")[1]
         assert schema._ids(flipped, "engine", "")[0] != schema._ids(full, "engine", "")[0]
+        law = {"cc": "bbr", "recovery": "sack", "release": "paced", "long_term": False}
+        for value in (False, True):  # no backend refuses them, whatever the preset of the same name sets
+            ns3.check(sim.SimConfig(tcp={**law, key: value}))
 
 
 def test_ns2_names_the_first_field_it_cannot_mirror():
