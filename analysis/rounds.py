@@ -39,8 +39,11 @@ class Tally:
 
 def search_identity(base: list[str], points: list[dict[str, Any]], *how: Any) -> str:
     """What makes a search the same search (its settings, points and bounds): its sweep's
-    identity, so that every round, and a repeat of the search, adds to one sweep."""
-    return hashlib.sha256(json.dumps([sorted(base), points, how], default=str).encode()).hexdigest()
+    identity, so that every round, and a repeat of the search, adds to one sweep. Where runs are
+    logged (`mlflow.*`, `reproduce --no-mlflow`) is not what is searched, as a sweep's identity
+    leaves it out too (`sweeps.launch.sweep_id_of`)."""
+    what = sorted(o for o in base if not o.startswith("mlflow."))
+    return hashlib.sha256(json.dumps([what, points, how], default=str).encode()).hexdigest()
 
 
 def stored_or_run(

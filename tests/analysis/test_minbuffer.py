@@ -164,3 +164,14 @@ def test_a_search_is_one_sweep_and_a_repeat_simulates_nothing(tmp_path):
     assert re.search(r"; nothing simulated, \d+ probes found stored$", again.stderr, re.M), again.stderr
     assert "starting Ray" not in again.stderr
     assert len(analysis.db.connect(results).execute("SELECT DISTINCT sweep_id FROM runs").fetchall()) == 2
+
+
+def test_a_search_is_the_same_search_whether_or_not_it_logs_to_mlflow():
+    """`reproduce --no-mlflow` adds `mlflow.enabled=false` to a search's base: its rounds still
+    add to the search's one sweep; a setting of what is simulated makes another search."""
+    from analysis.rounds import search_identity
+
+    base, points = ["tcp=reno", "results_dir=r"], [{"flows": 4}]
+    same = search_identity(base, points, 0.95)
+    assert search_identity([*base, "mlflow.enabled=false"], points, 0.95) == same
+    assert search_identity([*base, "rtt_ms=40"], points, 0.95) != same
