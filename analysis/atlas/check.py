@@ -135,6 +135,8 @@ def main(args: list[str]) -> int:
 
     own, rest = _own(args)
     spec: AtlasSpec = load(rest)
+    if "://" not in spec.results_dir:  # the shipped atlas is checked from a new directory too
+        Path(spec.results_dir).mkdir(parents=True, exist_ok=True)
     cur = connect(spec.results_dir, documented=False).execute("SELECT * FROM atlas WHERE atlas = ?", [spec.name])
     cols = [d[0] for d in cur.description]
     asked_cells = set(spec.cells())

@@ -316,6 +316,19 @@ def test_the_check_probes_each_bracket_long_on_other_seeds(built):
     assert verdict({"target": 0.95, "lo_pkts": 64, "hi_pkts": None}, {64: (0.9, 0.01)}) == "unreachable"
 
 
+def test_the_shipped_atlas_is_checked_from_a_new_directory(tmp_path):
+    """`atlas check` with no build and no results yet checks the shipped table's brackets (it once
+    stopped with a traceback: no results at results_dir), and stores its probes there."""
+    cell = ["tcp=cubic", "queue=droptail", "flows=1", "core_mbps=10", "rtt_ms=10", "targets=[0.95]"]
+    res = atlas(tmp_path, "check", "+atlas=small", "cells=1", "check_seeds=1", "long_s=2", "max_long_s=2", *cell)
+    assert res.returncode in (0, 1), res.stderr
+    line = r"cubic droptail flows=1 core_mbps=10 rtt_ms=10 target 0.95: atlas \d+ in \("
+    assert re.search(line, res.stdout), res.stdout
+    assert re.search(r"of 1 answers' long probes agree", res.stdout), res.stdout
+    (probes,) = connect(tmp_path / "results").execute("SELECT count(*) FROM runs WHERE seed >= 101").fetchone()
+    assert probes == 2, probes  # the bracket's two ends, on a check seed, stored beside nothing else
+
+
 @NEEDS_ROOT
 def test_the_kernel_checks_a_bracket_at_both_ends_and_the_report_reads_it(tmp_path):
     """`atlas check backend=kernel` (issue 72): a CUBIC cell's bracket, each end run on this host's
